@@ -1,0 +1,49 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+PORT ?= 8000
+export ASIBENCH_VAR_DIR ?= $(CURDIR)/var
+
+.PHONY: run test venv deps test-deps system-deps services lint migrate bootstrap clean
+
+$(VENV)/bin/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+deps: $(VENV)/bin/activate
+	$(PIP) install -q -r requirements/base.txt
+	$(PIP) install -q --no-deps -e .
+
+test-deps: deps
+	$(PIP) install -q -r requirements/test.txt
+
+migrate: deps
+	$(PY) manage.py migrate --noinput
+
+bootstrap: migrate
+	$(PY) manage.py bootstrap_portal
+
+## make run: the whole system on embedded defaults (SQLite, filesystem broker, local files).
+run: system-deps bootstrap
+	PORT=$(PORT) scripts/run-portal.sh
+
+system-deps:
+	scripts/ensure-system-packages.sh
+
+services:
+	scripts/ensure-services.sh
+
+lint: test-deps
+	$(VENV)/bin/ruff check .
+
+## make test: PostgreSQL + Redis on 127.0.0.1, real Celery worker, bubblewrap, headless Chromium.
+test: system-deps test-deps services lint
+	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/asibench} \
+	CELERY_BROKER_URL=$${TEST_BROKER_URL:-redis://127.0.0.1:6379/15} \
+	ASIBENCH_VAR_DIR=$(CURDIR)/var/test \
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) var

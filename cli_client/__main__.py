@@ -1,0 +1,3 @@
+from cli_client.main import main
+
+main()

@@ -1,0 +1,84 @@
+from django.conf import settings
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle
+from rest_framework.views import APIView
+
+from portal.accounts import services
+from portal.accounts.selectors import user_public_profile
+from portal.urls_helpers import absolute_url
+
+
+class DeviceCodeThrottle(AnonRateThrottle):
+    scope = "device_code"
+
+
+class DeviceTokenThrottle(AnonRateThrottle):
+    scope = "device_token"
+
+
+class MeApi(APIView):
+    @extend_schema(
+        responses=inline_serializer(
+            "Me",
+            {
+                "id": serializers.CharField(),
+                "primary_email": serializers.EmailField(),
+                "email": serializers.EmailField(),
+                "display_name": serializers.CharField(),
+            },
+        )
+    )
+    def get(self, request: Request) -> Response:
+        return Response(user_public_profile(request.user))
+
+
+class DeviceCodeApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes = [DeviceCodeThrottle]
+
+    class InputSerializer(serializers.Serializer):
+        client_name = serializers.CharField(required=False, default="asibench-cli", max_length=80)
+        scope = serializers.CharField(required=False, default="submit", max_length=40)
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data if isinstance(request.data, dict) else {})
+        data.is_valid(raise_exception=True)
+        started = services.device_grant_start(**data.validated_data)
+        verification_uri = absolute_url(request, "/submit/activate")
+        return Response(
+            {
+                "device_code": started.device_code,
+                "user_code": started.grant.user_code,
+                "verification_uri": verification_uri,
+                "verification_uri_complete": f"{verification_uri}?code={started.grant.user_code}",
+                "interval": started.grant.interval,
+                "expires_in": settings.DEVICE_CODE_TTL_SECONDS,
+            },
+            status=200,
+        )
+
+
+class DeviceTokenApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes = [DeviceTokenThrottle]
+
+    class InputSerializer(serializers.Serializer):
+        device_code = serializers.CharField(max_length=200)
+
+    @extend_schema(request=InputSerializer, responses={200: dict, 400: dict})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data if isinstance(request.data, dict) else {})
+        if not data.is_valid():
+            raise services.DeviceFlowError("invalid_request", "device_code is required.")
+        issued, user = services.device_grant_redeem(device_code=data.validated_data["device_code"])
+        return Response(
+            {"access_token": issued.plaintext, "token_type": "bearer", "user": user_public_profile(user)},
+            status=200,
+        )

@@ -1,0 +1,30 @@
+from django.http import HttpRequest
+from rest_framework import authentication, exceptions
+
+from portal.accounts.models import User
+from portal.accounts.services import TokenRejected, cli_token_authenticate
+
+
+class BearerTokenAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Bearer asi_pat_…`, as the asibench client sends it."""
+
+    keyword = "Bearer"
+
+    def authenticate(self, request: HttpRequest) -> tuple[User, object] | None:
+        header = authentication.get_authorization_header(request).decode("latin-1").strip()
+        if not header:
+            return None
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        value = value.strip()
+        if not value or " " in value:
+            raise exceptions.AuthenticationFailed("Malformed Authorization header: expected 'Bearer <token>'.")
+        try:
+            token = cli_token_authenticate(value)
+        except TokenRejected as exc:
+            raise exceptions.AuthenticationFailed(exc.detail) from None
+        return token.user, token
+
+    def authenticate_header(self, request: HttpRequest) -> str:
+        return 'Bearer realm="api"'

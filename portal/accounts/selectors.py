@@ -1,0 +1,28 @@
+"""Reads for accounts."""
+
+from django.db.models import QuerySet
+
+from portal.accounts.models import CliToken, User
+from portal.accounts.services import MAINTAINERS_GROUP
+
+
+def user_is_maintainer(user: User | object) -> bool:
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if getattr(user, "is_superuser", False):
+        return True
+    return user.groups.filter(name=MAINTAINERS_GROUP).exists()  # type: ignore[attr-defined]
+
+
+def cli_token_list(*, user: User) -> QuerySet[CliToken]:
+    return CliToken.objects.filter(user=user).order_by("-created_at")
+
+
+def user_public_profile(user: User) -> dict[str, str]:
+    """What /api/v1/me returns. The client stores all of it locally: never add secrets."""
+    return {
+        "id": str(user.id),
+        "primary_email": user.email,
+        "email": user.email,
+        "display_name": user.shown_name,
+    }

@@ -1,0 +1,70 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from portal.accounts import services
+from portal.accounts.forms import CliTokenCreateForm, DeviceCodeForm, DeviceDecisionForm
+from portal.accounts.selectors import cli_token_list
+from portal.errors import PortalError
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def settings_page(request: HttpRequest) -> HttpResponse:
+    issued = None
+    form = CliTokenCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            issued = services.cli_token_create(user=request.user, **form.cleaned_data)
+        except PortalError as exc:
+            form.add_error(None, exc.detail)
+        else:
+            form = CliTokenCreateForm()
+    # The plaintext is rendered in this one response only (no redirect, no session copy).
+    response = render(
+        request,
+        "accounts/settings.html",
+        {"form": form, "issued": issued, "tokens": cli_token_list(user=request.user)},
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, token_id: str) -> HttpResponse:
+    try:
+        token = services.cli_token_revoke(user=request.user, token_id=token_id)
+    except PortalError as exc:
+        return render(request, "portal/error.html", {"message": exc.detail}, status=exc.status_code)
+    messages.success(request, f"Token “{token.name}” revoked. The CLI can no longer use it.")
+    return redirect("/submit/settings#cli-tokens")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def activate_page(request: HttpRequest) -> HttpResponse:
+    """Device login: enter (or follow a link with) the code, then approve or deny."""
+    if request.method == "POST" and "decision" in request.POST:
+        decision = DeviceDecisionForm(request.POST)
+        if decision.is_valid():
+            try:
+                grant = services.device_grant_decide(
+                    user=request.user,
+                    user_code=decision.cleaned_data["code"],
+                    approve=decision.cleaned_data["decision"] == "approve",
+                )
+            except PortalError as exc:
+                return render(request, "accounts/activate.html", {"form": DeviceCodeForm(), "error": exc.detail})
+            return render(request, "accounts/activate_done.html", {"grant": grant})
+    code = request.POST.get("code") or request.GET.get("code")
+    form = DeviceCodeForm(initial={"code": code} if code else None)
+    if code:
+        try:
+            grant = services.device_grant_pending_for_code(code)
+        except PortalError as exc:
+            return render(request, "accounts/activate.html", {"form": form, "error": exc.detail})
+        return render(request, "accounts/activate_confirm.html", {"grant": grant})
+    return render(request, "accounts/activate.html", {"form": form})

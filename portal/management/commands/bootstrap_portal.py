@@ -1,0 +1,24 @@
+import os
+
+from django.core.management.base import BaseCommand
+
+from portal.accounts.services import demo_maintainer_ensure, maintainers_group_ensure
+
+
+class Command(BaseCommand):
+    help = "Create the maintainers group and the demo maintainer (idempotent)."
+
+    def add_arguments(self, parser) -> None:  # type: ignore[no-untyped-def]
+        parser.add_argument("--no-demo", action="store_true", help="Skip the demo maintainer account.")
+
+    def handle(self, *args: object, **options: object) -> None:
+        maintainers_group_ensure()
+        if options["no_demo"]:
+            return
+        email = os.environ.get("ASIBENCH_DEMO_EMAIL", "maintainer@asibench.local")
+        password = os.environ.get("ASIBENCH_DEMO_PASSWORD") or None
+        user, generated = demo_maintainer_ensure(email=email, password=password)
+        if generated:
+            self.stdout.write(self.style.WARNING(f"Demo maintainer created: {user.email} / {generated}  (shown once)"))
+        else:
+            self.stdout.write(f"Demo maintainer: {user.email}")

@@ -1,0 +1,35 @@
+"""URL map. API routes have no trailing slash: the asibench client must never be redirected."""
+
+from django.contrib import admin
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView
+
+from portal import health, views
+from portal.accounts import apis as account_apis
+from portal.accounts import views as account_views
+
+api_v1 = [
+    path("me", account_apis.MeApi.as_view(), name="api-me"),
+    path("cli/device-code", account_apis.DeviceCodeApi.as_view(), name="api-device-code"),
+    path("cli/device-token", account_apis.DeviceTokenApi.as_view(), name="api-device-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+]
+
+submit_pages = [
+    path("", RedirectView.as_view(url="/submit/dashboard"), name="submit-home"),
+    path("settings", account_views.settings_page, name="settings"),
+    path("settings/tokens/<uuid:token_id>/revoke", account_views.token_revoke, name="token-revoke"),
+    path("activate", account_views.activate_page, name="activate"),
+    path("dashboard", views.dashboard, name="dashboard"),
+]
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", health.healthz, name="healthz"),
+    path("accounts/", include("allauth.urls")),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    path("submit", RedirectView.as_view(url="/submit/dashboard")),
+    path("submit/", include(submit_pages)),
+]

@@ -1,0 +1,218 @@
+"""Shared fixtures: personas, a live Portal in a subprocess, a Celery worker, the official client,
+and a headless Chromium. Everything is real: PostgreSQL, Redis, gunicorn, celery, bubblewrap."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+OUTPUT_DIR = REPO / "var" / "test-output"
+OFFICIAL_CLIENT_VENV = REPO / ".venv-official-asibench"
+PASSWORD = "correct horse battery staple 42"
+
+
+@dataclass
+class Persona:
+    user: object
+    email: str
+    password: str = PASSWORD
+
+
+def _make_user(email: str, maintainer: bool = False) -> Persona:
+    from allauth.account.models import EmailAddress
+
+    from portal.accounts.models import User
+    from portal.accounts.services import user_make_maintainer
+
+    user = User.objects.create_user(email=email, password=PASSWORD, display_name=email.split("@")[0].title())
+    EmailAddress.objects.create(user=user, email=email, verified=True, primary=True)
+    if maintainer:
+        user_make_maintainer(user=user)
+    return Persona(user=user, email=email)
+
+
+@pytest.fixture
+def submitter(db: None) -> Persona:
+    return _make_user("alice@uni.example")
+
+
+@pytest.fixture
+def other_user(db: None) -> Persona:
+    return _make_user("bob@lab.example")
+
+
+@pytest.fixture
+def maintainer(db: None) -> Persona:
+    return _make_user("maya@asibench.example", maintainer=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            requests.get(url, timeout=2)
+            return
+        except requests.RequestException:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up within {timeout}s")
+
+
+def test_database_env() -> dict[str, str]:
+    """Environment that points a subprocess at the test database pytest-django created."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] != "django.db.backends.postgresql":
+        raise RuntimeError("Live-server tests need PostgreSQL: run them through `make test`.")
+    host = db.get("HOST") or "127.0.0.1"
+    port = db.get("PORT") or 5432
+    user = db.get("USER") or "postgres"
+    return {
+        "DATABASE_URL": f"postgres://{user}@{host}:{port}/{db['NAME']}",
+        "DATABASE_CONN_MAX_AGE": "0",
+    }
+
+
+@dataclass
+class LiveServer:
+    url: str
+    process: subprocess.Popen
+
+    @property
+    def api(self) -> str:
+        return f"{self.url}/api/v1"
+
+
+def _subprocess_env(extra: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(extra)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.fixture(scope="session")
+def portal_server(django_db_setup: None, django_db_blocker: object) -> Iterator[LiveServer]:
+    """The Portal under gunicorn on a free port, on the test database. Use with transactional_db."""
+    port = free_port()
+    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
+    log = open(OUTPUT_DIR / "gunicorn.log", "w")
+    env = _subprocess_env({**test_database_env(), "ASIBENCH_DEVICE_POLL_INTERVAL": "1", "DEBUG": "1"})
+    proc = subprocess.Popen(
+        [str(VENV_BIN / "gunicorn"), "portal.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", "2", "--threads", "4", "--timeout", "300"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(url + "/healthz")
+        yield LiveServer(url=url, process=proc)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup: None) -> Iterator[subprocess.Popen]:
+    """A real Celery worker on the Redis broker and the test database."""
+    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
+    log = open(OUTPUT_DIR / "celery-worker.log", "w")
+    env = _subprocess_env(test_database_env())
+    proc = subprocess.Popen(
+        [str(VENV_BIN / "celery"), "-A", "portal", "worker", "--loglevel", "INFO", "--concurrency", "2",
+         "--hostname", f"test-worker-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def official_client() -> Path:
+    """The published `asibench` 0.2.0 client, installed from PyPI into its own virtualenv."""
+    exe = OFFICIAL_CLIENT_VENV / "bin" / "asibench"
+    marker = OFFICIAL_CLIENT_VENV / ".installed-0.2.0"
+    if not marker.exists():
+        shutil.rmtree(OFFICIAL_CLIENT_VENV, ignore_errors=True)
+        subprocess.run(["python3", "-m", "venv", str(OFFICIAL_CLIENT_VENV)], check=True)
+        subprocess.run(
+            [str(OFFICIAL_CLIENT_VENV / "bin" / "pip"), "install", "-q", "asibench==0.2.0"],
+            check=True,
+        )
+        marker.touch()
+    return exe
+
+
+@pytest.fixture
+def cli_home(tmp_path: Path) -> dict[str, str]:
+    """Environment for a CLI subprocess: its own credential dir, no browser, no inherited token."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASIBENCH_", "AI4SCI_"))}
+    env.update(
+        ASIBENCH_CREDENTIALS_DIR=str(tmp_path / "creds"),
+        ASIBENCH_NO_BROWSER="1",
+        HOME=str(tmp_path / "home"),
+        NO_COLOR="1",
+    )
+    (tmp_path / "home").mkdir()
+    return env
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    context = browser.new_context()  # type: ignore[attr-defined]
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+def browser_login(page: object, server: LiveServer, persona: Persona) -> None:
+    page.goto(f"{server.url}/accounts/login/")  # type: ignore[attr-defined]
+    page.fill("input[name=login]", persona.email)  # type: ignore[attr-defined]
+    page.fill("input[name=password]", persona.password)  # type: ignore[attr-defined]
+    page.click("button[type=submit]")  # type: ignore[attr-defined]
+    page.wait_for_selector("[data-testid=signed-in-as]")  # type: ignore[attr-defined]
+
+
+def screenshot(page: object, name: str) -> Path:
+    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
+    path = OUTPUT_DIR / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+    return path
