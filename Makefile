@@ -42,6 +42,7 @@ lint: test-deps
 test: system-deps test-deps services lint
 	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/asibench} \
 	CELERY_BROKER_URL=$${TEST_BROKER_URL:-redis://127.0.0.1:6379/15} \
+	CELERY_RESULT_BACKEND=$${TEST_RESULT_BACKEND:-redis://127.0.0.1:6379/14} \
 	ASIBENCH_VAR_DIR=$(CURDIR)/var/test \
 	$(PY) -m pytest $(PYTEST_ARGS)
 

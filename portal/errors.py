@@ -7,7 +7,6 @@ Services raise these; `portal.api_errors` and the web views turn them into one J
 from typing import Any
 
 
-
 class PortalError(Exception):
     """A refusal the user can act on: it carries a specific message and an HTTP status."""
 

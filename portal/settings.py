@@ -285,3 +285,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# Scoring sandbox: bwrap (default), docker (production), none (development only, named explicitly).
+SCORING_SANDBOX = env_str("ASIBENCH_SANDBOX", "bwrap")
+if SCORING_SANDBOX not in {"bwrap", "docker", "none"}:
+    raise ImproperlyConfigured(f"ASIBENCH_SANDBOX must be bwrap, docker or none, got {SCORING_SANDBOX!r}")
+SCORING_SANDBOX_IMAGE = env_str("ASIBENCH_SANDBOX_IMAGE", "asibench-scoring:latest")

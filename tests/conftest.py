@@ -184,6 +184,9 @@ def cli_home(tmp_path: Path) -> dict[str, str]:
 def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
+    # Playwright's sync API keeps an event loop on this thread; the ORM calls the tests make
+    # between browser steps are still plain synchronous code.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(
             executable_path="/usr/bin/chromium",
