@@ -1,0 +1,91 @@
+"""``python -m scoring.engine``: score / validate / public-eval, JSON on the last stdout line."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from enum import IntEnum
+from pathlib import Path
+from typing import Any, TextIO
+
+from .scoring import score_instance
+from .taskdef import public_task_eval
+from .types import jsonable
+from .validate import static_validate
+
+
+class ExitStatus(IntEnum):
+    OK = 0
+    ERROR = 1  # the command could not run at all (e.g. unreadable task for public-eval)
+    USAGE = 2  # argparse's own code for bad arguments
+
+
+class UsageError(Exception):
+    pass
+
+
+def _params(text: str) -> dict[str, Any]:
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8")
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--params is not valid JSON: {exc}") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError("--params must be a JSON object")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m scoring.engine")
+    commands = parser.add_subparsers(dest="command", required=True)
+    score = commands.add_parser("score", help="score one staged prediction directory")
+    score.add_argument("--task-dir", type=Path, required=True)
+    score.add_argument("--pred-dir", type=Path, required=True)
+    score.add_argument("--ref-dir", type=Path, required=True)
+    score.add_argument("--params", default="{}", help="JSON object, or @file containing one")
+    score.add_argument("--prompt-level", default=None, help="b1..b4")
+    validate = commands.add_parser("validate", help="static task checks (§5.1)")
+    validate.add_argument("--task-dir", type=Path, required=True)
+    validate.add_argument("--scores-dir", type=Path, default=None)
+    public = commands.add_parser("public-eval", help="print the public scoring-only task_eval")
+    public.add_argument("--task-dir", type=Path, required=True)
+    return parser
+
+
+def _emit(payload: dict[str, Any], stdout: TextIO) -> None:
+    # Leading newline: custom scorers may have printed without one; the JSON stays alone on
+    # the last line either way.
+    stdout.write("\n" + json.dumps(jsonable(payload), allow_nan=False, sort_keys=True) + "\n")
+    stdout.flush()
+
+
+def main(argv: list[str] | None = None, stdout: TextIO | None = None) -> int:
+    sys.dont_write_bytecode = True  # the sandbox filesystem is read-only
+    stdout = stdout or sys.stdout
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "score":
+            params = _params(args.params)
+            # Scorer chatter goes to stderr so stdout carries only the result.
+            with contextlib.redirect_stdout(sys.stderr):
+                result = score_instance(args.task_dir, args.pred_dir, args.ref_dir, params, args.prompt_level)
+            _emit(result, stdout)
+        elif args.command == "validate":
+            errors, warnings = static_validate(args.task_dir, scores_dir=args.scores_dir)
+            _emit({"ok": not errors, "errors": errors, "warnings": warnings}, stdout)
+        else:
+            _emit(public_task_eval(args.task_dir), stdout)
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
+        return ExitStatus.USAGE
+    except Exception as exc:  # one error boundary: report, never a traceback on stdout
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return ExitStatus.ERROR
+    return ExitStatus.OK

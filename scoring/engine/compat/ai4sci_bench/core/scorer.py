@@ -1,0 +1,3 @@
+from scoring.engine.registry import Scorer, register_scorer
+
+__all__ = ["Scorer", "register_scorer"]

@@ -1,0 +1,3 @@
+from scoring.engine.types import ScoreDetail
+
+__all__ = ["ScoreDetail"]

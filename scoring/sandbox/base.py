@@ -1,0 +1,202 @@
+"""The sandbox interface: limits in, a result out, typed errors for broken infrastructure.
+
+A command that misbehaves (crashes, hits a limit, runs too long) is a *result*; only a
+sandbox that cannot be set up at all raises. Pure Python, no Django.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, TypeAlias
+
+Mount: TypeAlias = Path | tuple[Path, str]
+"""A read-only mount: a host path (seen at the same path inside) or (host path, inside path)."""
+
+# What every backend sets inside before `Limits.env`. One thread per numeric library keeps
+# numpy/scipy within the process limit (threads count as processes) and the address-space
+# limit (each BLAS thread reserves its own stack and buffers).
+BASE_ENV: dict[str, str] = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/tmp",
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONNOUSERSITE": "1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
+
+class SandboxError(Exception):
+    """The sandbox could not run the command at all (not: the command failed)."""
+
+
+class UnknownBackend(SandboxError):
+    pass
+
+
+class BackendUnavailable(SandboxError):
+    """The backend's machinery (bwrap, the Docker daemon, privileges) is missing here."""
+
+
+class MountError(SandboxError):
+    """A workdir or read-only mount is missing, unreadable by the sandbox user, or invalid."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_clock_seconds: float = 60.0
+    cpu_seconds: int = 60
+    memory_bytes: int = 1 << 30
+    max_processes: int = 64
+    max_file_bytes: int = 64 << 20
+    network: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    max_output_bytes: int = 1 << 20
+    """Per stream; beyond it the middle is dropped and the head and tail are kept."""
+
+    def __post_init__(self) -> None:
+        for name in ("wall_clock_seconds", "cpu_seconds", "memory_bytes", "max_processes",
+                     "max_file_bytes", "max_output_bytes"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"Limits.{name} must be positive")
+
+    def replace(self, **changes: object) -> Limits:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    returncode: int
+    """Exit status; negative -N when the command was killed by signal N."""
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    duration_seconds: float
+    backend: str
+    reason: str | None = None
+    """Readable explanation when a limit stopped the command, else None."""
+    limit: str | None = None
+    """Which limit: wall_clock, cpu, memory, processes, file_size; else None."""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    @property
+    def stdout_text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace")
+
+    @property
+    def stderr_text(self) -> str:
+        return self.stderr.decode("utf-8", errors="replace")
+
+
+class SandboxBackend:
+    """Runs one command with only `workdir` writable; the working directory is `workdir`,
+    seen at the same absolute path inside as on the host."""
+
+    name: ClassVar[str] = ""
+
+    def run(
+        self,
+        argv: list[str],
+        workdir: Path,
+        read_only_mounts: list[Mount],
+        limits: Limits,
+    ) -> SandboxResult:
+        raise NotImplementedError
+
+    def python_command(self) -> list[str]:
+        """argv prefix that starts Python inside this backend's sandbox."""
+        raise NotImplementedError
+
+    def runtime_mounts(self) -> list[Mount]:
+        """Read-only mounts that `python_command()` needs (none when the image has them)."""
+        raise NotImplementedError
+
+
+def normalize_mounts(mounts: list[Mount]) -> list[tuple[Path, str]]:
+    out: list[tuple[Path, str]] = []
+    for m in mounts:
+        src, dest = (m, str(m)) if isinstance(m, Path) else (Path(m[0]), m[1])
+        if not Path(dest).is_absolute():
+            raise MountError(f"mount destination must be absolute: {dest!r}")
+        if not src.exists():
+            raise MountError(f"mount source does not exist: {src}")
+        out.append((src.resolve(), dest))
+    return out
+
+
+class CappedBuffer:
+    """Keeps the first `cap - tail` bytes and the last `tail` bytes of a stream, so a
+    flood of output costs bounded memory and the final traceback survives."""
+
+    def __init__(self, cap: int) -> None:
+        self.tail_cap = min(cap // 4, 64 << 10)
+        self.head_cap = cap - self.tail_cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def write(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk and self.tail_cap:
+            self.tail += chunk
+            del self.tail[: max(0, len(self.tail) - self.tail_cap)]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.head) + len(self.tail)
+
+    def getvalue(self) -> bytes:
+        if not self.truncated:
+            return bytes(self.head + self.tail)
+        dropped = self.total - len(self.head) - len(self.tail)
+        return bytes(self.head) + f"\n[... {dropped} bytes omitted ...]\n".encode() + bytes(self.tail)
+
+
+_MEMORY_MARKERS = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc",
+                   b"out of memory", b"failed to map segment")
+_FORK_MARKERS = (b"Resource temporarily unavailable", b"can't start new thread",
+                 b"fork: retry", b"Cannot fork", b"pthread_create failed")
+
+
+def classify(
+    returncode: int, stderr: bytes, timed_out: bool, limits: Limits, *, oom_killed: bool = False
+) -> tuple[str | None, str | None]:
+    """(limit, reason) for a finished command. Signals are exact; the rest reads the tail of
+    stderr, because an rlimit makes a call fail rather than killing the process."""
+    if timed_out:
+        return "wall_clock", f"killed: wall-clock limit of {limits.wall_clock_seconds:g} s exceeded"
+    if oom_killed:
+        return "memory", f"killed: memory limit of {limits.memory_bytes} bytes exceeded (OOM)"
+    if returncode == -signal.SIGXCPU:
+        return "cpu", f"killed: CPU-time limit of {limits.cpu_seconds} s exceeded"
+    if returncode == -signal.SIGXFSZ:
+        return "file_size", f"killed: file-size limit of {limits.max_file_bytes} bytes exceeded"
+    if returncode == 0:
+        return None, None
+    tail = stderr[-4096:]
+    if b"File too large" in tail:
+        return "file_size", f"failed: file-size limit of {limits.max_file_bytes} bytes exceeded"
+    if any(m in tail for m in _MEMORY_MARKERS):
+        return "memory", f"failed: memory limit of {limits.memory_bytes} bytes exceeded"
+    if any(m in tail for m in _FORK_MARKERS):
+        return "processes", f"failed: process limit of {limits.max_processes} reached"
+    if returncode == -signal.SIGKILL:
+        # Nothing but the hard CPU limit (after an ignored SIGXCPU) or the kernel's OOM
+        # killer sends SIGKILL into a sandbox we did not time out.
+        return "cpu", (f"killed by SIGKILL: CPU-time limit of {limits.cpu_seconds} s "
+                       "(or the kernel OOM killer)")
+    return None, None

@@ -1,0 +1,137 @@
+"""Run one host process with a deadline, bounded output capture and a group kill."""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from .base import CappedBuffer
+
+# After the leader exits, readers get this long to drain pipes a stray process may still
+# hold; then we stop waiting rather than hang the worker.
+_DRAIN_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class Completed:
+    returncode: int
+    stdout: CappedBuffer
+    stderr: CappedBuffer
+    timed_out: bool
+    duration_seconds: float
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def drive(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    output_cap: int,
+    pass_fds: Collection[int] = (),
+    preexec_fn: Callable[[], None] | None = None,
+    user: int | None = None,
+    group: int | None = None,
+    on_started: Callable[[int], None] | None = None,
+) -> Completed:
+    """Start `argv` as the leader of a new session, wait at most `timeout` seconds, then
+    SIGKILL its whole process group — also after a normal exit, so nothing it left
+    running in the background outlives the call."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+        pass_fds=tuple(pass_fds),
+        preexec_fn=preexec_fn,
+        start_new_session=True,
+        user=user,
+        group=group,
+        extra_groups=[] if user is not None else None,
+    )
+    out, err = CappedBuffer(output_cap), CappedBuffer(output_cap)
+    assert proc.stdout is not None and proc.stderr is not None
+    sinks = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    for fd in sinks:
+        os.set_blocking(fd, False)
+    if on_started is not None:
+        on_started(proc.pid)
+
+    timed_out = exited = False
+    pidfd = os.pidfd_open(proc.pid)
+    try:
+        # One select loop instead of reader threads: a blocked read cannot be interrupted
+        # portably, and a stray process may keep a pipe open forever.
+        while not exited:
+            remaining = timeout - (time.monotonic() - started)
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready = select.select([pidfd, *sinks], [], [], remaining)[0]
+            _read_ready(ready, sinks)
+            exited = pidfd in ready
+        # A pidfd becomes readable when the process exits but before it is reaped, so the
+        # group id cannot be recycled between this kill and wait4.
+        _kill_group(proc.pid)
+        _, status, _ = os.wait4(proc.pid, 0)
+    finally:
+        os.close(pidfd)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    duration = time.monotonic() - started
+
+    deadline = time.monotonic() + _DRAIN_SECONDS
+    while sinks and (remaining := deadline - time.monotonic()) > 0:
+        _read_ready(select.select(list(sinks), [], [], remaining)[0], sinks)
+    proc.stdout.close()
+    proc.stderr.close()
+    return Completed(proc.returncode, out, err, timed_out, duration)
+
+
+def _read_ready(ready: list[int], sinks: dict[int, CappedBuffer]) -> None:
+    """Read what is available from each ready pipe; forget pipes that reached EOF."""
+    for fd in ready:
+        if fd not in sinks:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            continue
+        if chunk:
+            sinks[fd].write(chunk)
+        else:
+            del sinks[fd]
+
+
+def rlimit_preexec(wanted: dict[int, tuple[int, int]]) -> Callable[[], None]:
+    """A preexec hook that sets rlimits. The values are clamped here, in the parent:
+    without CAP_SYS_RESOURCE a hard limit can only be lowered, and the hook itself should
+    do nothing but system calls (it runs between fork and exec)."""
+    final = []
+    for res, (soft, hard) in wanted.items():
+        cur_hard = resource.getrlimit(res)[1]
+        if cur_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, cur_hard), min(hard, cur_hard)
+        final.append((res, (soft, hard)))
+
+    def apply() -> None:
+        for res, pair in final:
+            resource.setrlimit(res, pair)
+
+    return apply

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scoring.engine.cli import main
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_cli_prints_result_json_on_the_last_line(transit_instance: dict) -> None:
+    t = transit_instance
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT_ROOT)}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scoring.engine",
+            "score",
+            "--task-dir",
+            str(t["task_dir"]),
+            "--pred-dir",
+            str(t["pred"]),
+            "--ref-dir",
+            str(t["ref"]),
+            "--params",
+            json.dumps(t["params"]),
+            "--prompt-level",
+            "b3",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=t["pred"],
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["final_score"] == pytest.approx(75.41666, abs=1e-4)
+    assert result["prompt_level"] == "b3"
+    assert not (t["task_dir"] / "__pycache__").exists()
+
+
+def test_scorer_prints_go_to_stderr(make_task, dirs, capsys) -> None:
+    custom = """
+    from ai4sci_bench.core.scorer import Scorer, register_scorer
+    from ai4sci_bench.core.types import ScoreDetail
+
+    @register_scorer("chatty")
+    class Chatty(Scorer):
+        def score(self, pred_dir, ref_dir, config):
+            print("debug output without newline", end="")
+            return ScoreDetail("chatty", 0.0, 1.0, False, {}, "")
+    """
+    task_dir = make_task({"scoring": [{"scorer": "chatty", "weight": 1}]}, custom=custom)
+    out = io.StringIO()
+    code = main(
+        ["score", "--task-dir", str(task_dir), "--pred-dir", str(dirs[0]), "--ref-dir", str(dirs[1])], stdout=out
+    )
+    assert code == 0
+    assert json.loads(out.getvalue().splitlines()[-1])["final_score"] == 0.0  # a zero is still exit 0
+    assert "debug output" not in out.getvalue()
+    assert "debug output" in capsys.readouterr().err
+
+
+def test_invalid_evaluation_still_exits_zero(make_task, dirs) -> None:
+    out = io.StringIO()
+    task_dir = make_task({"score_divisor": 0, "scoring": []})
+    assert (
+        main(["score", "--task-dir", str(task_dir), "--pred-dir", str(dirs[0]), "--ref-dir", str(dirs[1])], stdout=out)
+        == 0
+    )
+    assert json.loads(out.getvalue().splitlines()[-1])["evaluation_status"] == "evaluation_invalid"
+
+
+@pytest.mark.parametrize("params", ["not json", "[1, 2]"])
+def test_bad_params_are_a_usage_error(make_task, dirs, params: str) -> None:
+    task_dir = make_task({"scoring": []})
+    argv = [
+        "score",
+        "--task-dir",
+        str(task_dir),
+        "--pred-dir",
+        str(dirs[0]),
+        "--ref-dir",
+        str(dirs[1]),
+        "--params",
+        params,
+    ]
+    out = io.StringIO()
+    assert main(argv, stdout=out) == 2
+    assert out.getvalue() == ""
+
+
+def test_missing_arguments_are_a_usage_error() -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["score", "--task-dir", "x"])
+    assert info.value.code == 2
+
+
+def test_params_from_file(make_task, dirs, tmp_path: Path) -> None:
+    (tmp_path / "params.json").write_text('{"n": 3}')
+    task_dir = make_task({"scoring": [{"scorer": "file_match", "weight": 1, "config": {"checks": "{n}"}}]})
+    out = io.StringIO()
+    argv = [
+        "score",
+        "--task-dir",
+        str(task_dir),
+        "--pred-dir",
+        str(dirs[0]),
+        "--ref-dir",
+        str(dirs[1]),
+        "--params",
+        f"@{tmp_path / 'params.json'}",
+    ]
+    assert main(argv, stdout=out) == 0
+    # checks resolved to the int 3 → file_match iterates it and crashes: proves the param arrived
+    assert "TypeError" in json.loads(out.getvalue().splitlines()[-1])["score_results"][0]["message"]
+
+
+def test_validate_and_public_eval_commands(make_task) -> None:
+    task_dir = make_task({"scoring": [{"scorer": "file_match", "weight": 1}]})
+    out = io.StringIO()
+    assert main(["validate", "--task-dir", str(task_dir)], stdout=out) == 0
+    assert json.loads(out.getvalue().splitlines()[-1]) == {"ok": True, "errors": [], "warnings": []}
+    out = io.StringIO()
+    assert main(["public-eval", "--task-dir", str(task_dir)], stdout=out) == 0
+    assert json.loads(out.getvalue().splitlines()[-1])["task_id"] == "math.demo_task"
