@@ -6,6 +6,10 @@ import click
 
 from cli_client import __version__
 from cli_client.commands import auth
+from cli_client.commands.run import run as run_command
+from cli_client.commands.score import score as score_command
+from cli_client.commands.task import task_group
+from cli_client.commands.validate import validate as validate_command
 from cli_client.context import CliContext
 from cli_client.errors import CliError, ExitStatus
 
@@ -21,6 +25,10 @@ def cli(ctx: click.Context) -> None:
 cli.add_command(auth.login)
 cli.add_command(auth.logout)
 cli.add_command(auth.auth_group)
+cli.add_command(task_group)
+cli.add_command(run_command)
+cli.add_command(score_command)
+cli.add_command(validate_command)
 
 
 def main(argv: list[str] | None = None, context: CliContext | None = None) -> None:

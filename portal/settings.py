@@ -93,6 +93,8 @@ INSTALLED_APPS = [
     "allauth.account",
     "portal",
     "portal.accounts",
+    "portal.catalog",
+    "scoring",
 ]
 
 MIDDLEWARE = [
@@ -291,3 +293,11 @@ SCORING_SANDBOX = env_str("ASIBENCH_SANDBOX", "bwrap")
 if SCORING_SANDBOX not in {"bwrap", "docker", "none"}:
     raise ImproperlyConfigured(f"ASIBENCH_SANDBOX must be bwrap, docker or none, got {SCORING_SANDBOX!r}")
 SCORING_SANDBOX_IMAGE = env_str("ASIBENCH_SANDBOX_IMAGE", "asibench-scoring:latest")
+
+# Which `provenance.sandbox.effective_mode` values each dataset accepts in a submission.
+# The official contract accepts only `os` (Docker) for seed42; the embedded default also
+# accepts `linux_ns` so that a local `make run` can take runs made with `--agent-cmd`.
+DATASET_SANDBOX_MODES = {
+    "seed42": env_list("ASIBENCH_SEED42_SANDBOX_MODES", "os,linux_ns"),
+    "seed31415": env_list("ASIBENCH_SEED31415_SANDBOX_MODES", "os,linux_ns,none"),
+}

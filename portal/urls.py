@@ -8,11 +8,13 @@ from drf_spectacular.views import SpectacularAPIView
 from portal import health, views
 from portal.accounts import apis as account_apis
 from portal.accounts import views as account_views
+from portal.catalog import urls as catalog_urls
 
 api_v1 = [
     path("me", account_apis.MeApi.as_view(), name="api-me"),
     path("cli/device-code", account_apis.DeviceCodeApi.as_view(), name="api-device-code"),
     path("cli/device-token", account_apis.DeviceTokenApi.as_view(), name="api-device-token"),
+    *catalog_urls.api_urls,
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
 
@@ -27,6 +29,7 @@ submit_pages = [
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", health.healthz, name="healthz"),
+    *catalog_urls.page_urls,
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),

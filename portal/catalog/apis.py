@@ -1,0 +1,59 @@
+"""Dataset API for `asibench task pull`. Public datasets: no login needed."""
+
+from django.core.files.storage import default_storage
+from django.http import FileResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from scoring import selectors
+
+
+class DatasetListApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request) -> Response:
+        return Response({"datasets": selectors.dataset_public_list()})
+
+
+class InstanceListApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("tasks", str, description="Comma-separated task ids")],
+        responses={200: dict},
+    )
+    def get(self, request: Request, dataset: str) -> Response:
+        ds = selectors.dataset_get(dataset)
+        task_ids = [t.strip() for t in request.query_params.get("tasks", "").split(",") if t.strip()]
+        instances = selectors.instance_list(ds, task_ids or None)
+        base = request.build_absolute_uri(f"/api/v1/datasets/{ds.name}/instances/")
+        return Response(
+            {
+                "dataset": selectors.dataset_public_dict(ds),
+                "instances": [
+                    {**selectors.instance_public_dict(i), "download_url": f"{base}{i.instance_id}/archive"}
+                    for i in instances
+                ],
+            }
+        )
+
+
+class InstanceArchiveApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses={(200, "application/gzip"): bytes})
+    def get(self, request: Request, dataset: str, instance_id: str) -> FileResponse:
+        instance = selectors.instance_get(selectors.dataset_get(dataset), instance_id)
+        response = FileResponse(
+            default_storage.open(instance.input_archive, "rb"),
+            as_attachment=True,
+            filename=f"{instance.instance_id}.tar.gz",
+            content_type="application/gzip",
+        )
+        response["X-Content-SHA256"] = instance.input_sha256
+        response["Content-Length"] = str(instance.input_bytes)
+        return response

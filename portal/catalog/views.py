@@ -1,0 +1,57 @@
+from itertools import groupby
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from markdown import markdown
+
+from portal.errors import NotFound
+from scoring import selectors
+from scoring.generation import PROMPT_LEVELS
+
+
+def _not_found(request: HttpRequest, exc: NotFound) -> HttpResponse:
+    return render(request, "portal/error.html", {"message": exc.detail}, status=404)
+
+
+def task_list(request: HttpRequest) -> HttpResponse:
+    tasks = list(selectors.task_public_list())
+    by_domain = [(domain, list(rows)) for domain, rows in groupby(tasks, key=lambda t: t.domain)]
+    return render(
+        request,
+        "catalog/task_list.html",
+        {"by_domain": by_domain, "task_count": len(tasks), "datasets": selectors.dataset_public_list()},
+    )
+
+
+def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
+    try:
+        task = selectors.task_public_get(task_id)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    prompts = [(level, markdown(task.prompts.get(level, ""), extensions=["fenced_code", "tables"]))
+               for level in PROMPT_LEVELS]
+    return render(
+        request,
+        "catalog/task_detail.html",
+        {
+            "task": task,
+            "meta": task.public_meta,
+            "prompts": prompts,
+            "inputs": (task.public_meta.get("input") or {}).get("files") or [],
+            "outputs": (task.public_meta.get("output") or {}).get("files") or [],
+            "datasets": selectors.task_datasets(task),
+        },
+    )
+
+
+def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        dataset = selectors.dataset_get(name)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    instances = selectors.instance_list(dataset)
+    return render(
+        request,
+        "catalog/dataset_detail.html",
+        {"dataset": selectors.dataset_public_dict(dataset), "instances": [selectors.instance_public_dict(i) for i in instances]},
+    )
