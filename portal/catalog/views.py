@@ -53,5 +53,8 @@ def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
     return render(
         request,
         "catalog/dataset_detail.html",
-        {"dataset": selectors.dataset_public_dict(dataset), "instances": [selectors.instance_public_dict(i) for i in instances]},
+        {
+            "dataset": selectors.dataset_public_dict(dataset),
+            "instances": [selectors.instance_public_dict(i) for i in instances],
+        },
     )
