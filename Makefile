@@ -24,6 +24,7 @@ migrate: deps
 
 bootstrap: migrate
 	$(PY) manage.py bootstrap_portal
+	$(PY) manage.py catalog_load
 
 ## make run: the whole system on embedded defaults (SQLite, filesystem broker, local files).
 run: system-deps bootstrap

@@ -219,3 +219,26 @@ def screenshot(page: object, name: str) -> Path:
     path = OUTPUT_DIR / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
     return path
+
+
+def load_catalog(task_ids: set[str] | None = None) -> object:
+    """Load the real tasks/ (optionally a subset) into the catalog, committed for live servers."""
+    from scoring.services import catalog_load
+
+    return catalog_load(only_tasks=task_ids)
+
+
+def clear_catalog() -> None:
+    from scoring.models import Dataset, Task
+
+    Task.objects.all().delete()
+    Dataset.objects.all().delete()
+
+
+@pytest.fixture(scope="module")
+def full_catalog(django_db_setup: None, django_db_blocker: object) -> Iterator[object]:
+    """Every task of tasks/ in both datasets, committed (so a live server sees it), for one module."""
+    with django_db_blocker.unblock():  # type: ignore[attr-defined]
+        report = load_catalog()
+        yield report
+        clear_catalog()
