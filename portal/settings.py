@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "portal",
     "portal.accounts",
     "portal.catalog",
+    "portal.submissions",
     "scoring",
 ]
 
@@ -301,3 +302,20 @@ DATASET_SANDBOX_MODES = {
     "seed42": env_list("ASIBENCH_SEED42_SANDBOX_MODES", "os,linux_ns"),
     "seed31415": env_list("ASIBENCH_SEED31415_SANDBOX_MODES", "os,linux_ns,none"),
 }
+
+# Bundle intake caps (client contract §3.9); a refusal names the cap it hit.
+BUNDLE_MAX_COMPRESSED_BYTES = env_int("ASIBENCH_BUNDLE_MAX_BYTES", 512 * 1024 * 1024, minimum=1)
+BUNDLE_MAX_UNCOMPRESSED_BYTES = env_int("ASIBENCH_BUNDLE_MAX_UNCOMPRESSED_BYTES", 4096 * 1024 * 1024, minimum=1)
+BUNDLE_MAX_MEMBERS = env_int("ASIBENCH_BUNDLE_MAX_MEMBERS", 20000, minimum=1)
+BUNDLE_MAX_RATIO = float(env_int("ASIBENCH_BUNDLE_MAX_RATIO", 100, minimum=2))
+DRAFT_TTL_HOURS = env_int("ASIBENCH_DRAFT_TTL_HOURS", 168, minimum=1)
+FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+DATA_UPLOAD_MAX_NUMBER_FILES = 1000
+
+CELERY_BEAT_SCHEDULE = {
+    "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},
+}
+
+SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
+SCORING_MEMORY_BYTES = env_int("ASIBENCH_SCORING_MEMORY_MB", 4096, minimum=64) * 1024 * 1024

@@ -9,12 +9,14 @@ from portal import health, views
 from portal.accounts import apis as account_apis
 from portal.accounts import views as account_views
 from portal.catalog import urls as catalog_urls
+from portal.submissions import urls as submission_urls
 
 api_v1 = [
     path("me", account_apis.MeApi.as_view(), name="api-me"),
     path("cli/device-code", account_apis.DeviceCodeApi.as_view(), name="api-device-code"),
     path("cli/device-token", account_apis.DeviceTokenApi.as_view(), name="api-device-token"),
     *catalog_urls.api_urls,
+    *submission_urls.api_urls,
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
 
@@ -23,7 +25,7 @@ submit_pages = [
     path("settings", account_views.settings_page, name="settings"),
     path("settings/tokens/<uuid:token_id>/revoke", account_views.token_revoke, name="token-revoke"),
     path("activate", account_views.activate_page, name="activate"),
-    path("dashboard", views.dashboard, name="dashboard"),
+    *submission_urls.page_urls,
 ]
 
 urlpatterns = [

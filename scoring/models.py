@@ -69,3 +69,54 @@ class Instance(models.Model):
 
     def __str__(self) -> str:
         return self.instance_id
+
+
+class ScoringRun(models.Model):
+    """One scoring of a submission. A rescore adds a run and keeps the earlier ones."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        COMPLETE = "complete"
+        FAILED = "failed"
+
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="scoring_runs")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    reason = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        "accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    aggregate = models.JSONField(default=dict)  # per level, per task, per domain, overall
+
+    class Meta:
+        ordering = ["submission", "-number"]
+        constraints = [models.UniqueConstraint(fields=["submission", "number"], name="unique_scoring_number")]
+
+
+class InstanceScore(models.Model):
+    """The score of one result in one scoring run. Unique per run and result: never counted twice."""
+
+    class Outcome(models.TextChoices):
+        SCORED = "scored"  # includes zeros for missing outputs and failed gates
+        ERROR = "error"  # scorer crash, timeout, sandbox limit: scored 0 with the reason
+
+    scoring_run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="scores")
+    entry = models.ForeignKey("submissions.SubmissionEntry", on_delete=models.CASCADE, related_name="scores")
+    outcome = models.CharField(max_length=8, choices=Outcome.choices)
+    final_score = models.FloatField()
+    max_score = models.FloatField()
+    percent = models.FloatField()
+    hard_gates_passed = models.BooleanField(default=False)
+    reason = models.TextField(blank=True)
+    result = models.JSONField(default=dict)  # gate_results, score_results, messages (maintainers only)
+    engine_version = models.CharField(max_length=40)
+    task_revision = models.PositiveIntegerField()
+    reference_sha256 = models.CharField(max_length=64)
+    sandbox_backend = models.CharField(max_length=20)
+    duration_seconds = models.FloatField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["scoring_run", "entry"], name="score_once_per_run_and_entry")]

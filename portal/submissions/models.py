@@ -1,0 +1,84 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Submission(models.Model):
+    """One uploaded result bundle (a run), from draft to scored."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        QUEUED = "queued"
+        SCORING = "scoring"
+        SCORED = "scored"
+        FAILED = "failed"
+        WITHDRAWN = "withdrawn"
+        EXPIRED = "expired"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    dataset = models.ForeignKey("scoring.Dataset", on_delete=models.PROTECT, related_name="submissions")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.DRAFT, db_index=True)
+    status_reason = models.TextField(blank=True)
+    archive = models.CharField(max_length=300)  # storage name; never served by URL
+    archive_sha256 = models.CharField(max_length=64)
+    archive_bytes = models.BigIntegerField()
+    filename = models.CharField(max_length=255, blank=True)
+    note = models.TextField(blank=True)
+    framework_version = models.CharField(max_length=40, blank=True)
+    bundle_created_at = models.CharField(max_length=40, blank=True)
+    agent = models.CharField(max_length=200, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    effort = models.CharField(max_length=60, blank=True)
+    sandbox = models.CharField(max_length=40, blank=True)
+    integrity_ok = models.BooleanField(default=True)
+    incomplete_instances = models.JSONField(default=list)
+    report = models.JSONField(default=dict)  # counts per level and task, coverage, warnings
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    scoring_started_at = models.DateTimeField(null=True, blank=True)
+    scored_at = models.DateTimeField(null=True, blank=True)
+    overall_score = models.FloatField(null=True, blank=True)  # of the current scoring, for lists
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "archive_sha256"],
+                condition=~models.Q(status__in=["withdrawn", "expired"]),
+                name="one_live_submission_per_owner_and_archive",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status})"
+
+    @property
+    def is_draft(self) -> bool:
+        return self.status == self.Status.DRAFT
+
+
+class SubmissionEntry(models.Model):
+    """One result of a run: an (instance, prompt level, attempt) with its declared outputs."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="entries")
+    base_name = models.CharField(max_length=300)
+    instance = models.ForeignKey("scoring.Instance", on_delete=models.PROTECT, related_name="entries")
+    task_id = models.CharField(max_length=120)
+    prompt_level = models.CharField(max_length=2)
+    attempt = models.PositiveIntegerField(default=1)
+    result_status = models.CharField(max_length=20, blank=True)
+    outputs = models.JSONField(default=list)  # [{"path", "member", "sha256", "bytes"}]
+    missing_outputs = models.JSONField(default=list)
+    timed_out_with_outputs = models.BooleanField(default=False)
+    provenance = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["base_name"]
+        constraints = [models.UniqueConstraint(fields=["submission", "base_name"], name="unique_entry_per_run")]
+
+    def __str__(self) -> str:
+        return self.base_name

@@ -1,0 +1,51 @@
+from typing import Any
+
+from django.db.models import QuerySet
+
+from portal.accounts.models import User
+from portal.accounts.selectors import user_is_maintainer
+from portal.submissions.models import Submission
+
+LEVELS = ("b1", "b2", "b3", "b4")
+
+
+def submission_list_for_owner(user: User) -> QuerySet[Submission]:
+    return Submission.objects.filter(owner=user).select_related("dataset").order_by("-created_at")
+
+
+def scoring_summary(submission: Submission, with_details: bool) -> dict[str, Any] | None:
+    """Progress and aggregates for the owner; per-result scores and reasons for maintainers."""
+    from scoring.models import InstanceScore
+
+    run = submission.scoring_runs.order_by("-number").first()
+    if run is None:
+        return None
+    total = submission.entries.count()
+    done = InstanceScore.objects.filter(scoring_run=run).count()
+    summary: dict[str, Any] = {"run": run, "progress": {"done": done, "total": total} if done < total else None}
+    if run.status == "complete":
+        levels = run.aggregate.get("levels", {})
+        summary["aggregate"] = {"levels": [levels.get(level) for level in LEVELS],
+                                "overall": run.aggregate.get("overall")}
+    if with_details:
+        summary["details"] = (
+            InstanceScore.objects.filter(scoring_run=run).select_related("entry").order_by("entry__base_name")
+        )
+        summary["history"] = list(submission.scoring_runs.order_by("number"))
+    return summary
+
+
+def submission_report_context(submission: Submission, viewer: User) -> dict[str, Any]:
+    report = submission.report or {}
+    per_task = [(task, [counts.get(level, 0) for level in LEVELS]) for task, counts in
+                (report.get("per_task") or {}).items()]
+    return {
+        "run": submission,
+        "levels": LEVELS,
+        "per_level": [(level, (report.get("per_level") or {}).get(level, 0)) for level in LEVELS],
+        "per_task": per_task,
+        "report": report,
+        "is_owner": submission.owner_id == viewer.id,
+        "viewer_is_maintainer": user_is_maintainer(viewer),
+        "scoring": scoring_summary(submission, with_details=user_is_maintainer(viewer)),
+    }

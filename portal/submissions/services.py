@@ -1,0 +1,283 @@
+"""Bundle intake, drafts, Confirm, withdraw and expiry."""
+
+import logging
+import os
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from cli_client.formats.bundle_verify import BundleLimits, BundleRejected, VerifiedBundle, verify_bundle_stream
+from portal.accounts.models import User
+from portal.errors import NotFound, PayloadTooLarge, PortalError, ValidationFailed
+from portal.submissions.models import Submission, SubmissionEntry
+from scoring.models import Dataset, Instance, Task
+
+logger = logging.getLogger(__name__)
+OFFICIAL_DATASET = "seed42"
+PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
+
+
+class BundleRefused(PortalError):
+    """A bundle that failed verification; `code` is the verifier's reason code."""
+
+    status_code = 422
+
+
+class _TempArchive(File):
+    """A finished temp file that FileSystemStorage can move into place instead of copying."""
+
+    def temporary_file_path(self) -> str:
+        return self.file.name
+
+
+def bundle_limits() -> BundleLimits:
+    return BundleLimits(
+        max_compressed_bytes=settings.BUNDLE_MAX_COMPRESSED_BYTES,
+        max_uncompressed_bytes=settings.BUNDLE_MAX_UNCOMPRESSED_BYTES,
+        max_members=settings.BUNDLE_MAX_MEMBERS,
+        max_ratio=settings.BUNDLE_MAX_RATIO,
+    )
+
+
+def _expected_outputs_lookup() -> Any:
+    declared = {
+        task_id: [o["name"] for o in outputs]
+        for task_id, outputs in Task.objects.values_list("id", "declared_outputs")
+    }
+    return lambda task_id: declared.get(task_id, [])
+
+
+def _describe_agent(bundle: VerifiedBundle) -> dict[str, str]:
+    """Agent, model, effort and sandbox of the run, from the first result's provenance."""
+    if not bundle.entries:
+        return {"agent": "", "model": "", "effort": "", "sandbox": ""}
+    provenance = bundle.entries[0].provenance or {}
+    agent = provenance.get("agent") or {}
+    config = agent.get("config") or {}
+    name = agent.get("agent_name") or agent.get("adapter_class") or bundle.entries[0].agent_name or ""
+    if not agent.get("agent_name") and agent.get("cmd_template"):
+        name = f"agent-cmd: {str(agent['cmd_template'])[:120]}"
+    sandbox = provenance.get("sandbox") or {}
+    return {
+        "agent": str(name)[:200],
+        "model": str(config.get("model") or agent.get("model") or "")[:200],
+        "effort": str(config.get("effort") or config.get("reasoning_effort") or agent.get("effort") or "")[:60],
+        "sandbox": str(sandbox.get("effective_mode") or "")[:40],
+    }
+
+
+def _completeness(bundle: VerifiedBundle, dataset: Dataset) -> tuple[list[str], dict[str, Any]]:
+    """Incomplete (instance, level) keys and the report the draft page shows."""
+    incomplete = list(bundle.incomplete_instances)
+    levels_by_instance: dict[str, set[str]] = defaultdict(set)
+    per_level: Counter[str] = Counter()
+    per_task: dict[str, Counter[str]] = defaultdict(Counter)
+    for entry in bundle.entries:
+        levels_by_instance[entry.instance_id].add(entry.prompt_level)
+        per_level[entry.prompt_level] += 1
+        per_task[entry.task_id][entry.prompt_level] += 1
+    for instance_id, levels in sorted(levels_by_instance.items()):
+        incomplete += [f"{instance_id}__{level}" for level in PROMPT_LEVELS if level not in levels]
+    total_tasks = Instance.objects.filter(dataset=dataset, task__status__in=["sample", "final"]).count()
+    report = {
+        "per_level": {level: per_level.get(level, 0) for level in PROMPT_LEVELS},
+        "per_task": {task: {level: counts.get(level, 0) for level in PROMPT_LEVELS}
+                     for task, counts in sorted(per_task.items())},
+        "tasks_covered": len(per_task),
+        "tasks_in_dataset": total_tasks,
+        "missing_outputs": {e.base_name: e.missing_outputs for e in bundle.entries if e.missing_outputs},
+        "timed_out_with_outputs": [e.base_name for e in bundle.entries if e.timed_out_with_outputs],
+        "uncompressed_bytes": bundle.uncompressed_bytes,
+        "member_count": bundle.member_count,
+        "warnings": list(bundle.warnings),
+    }
+    return sorted(set(incomplete)), report
+
+
+@dataclass(frozen=True)
+class IntakeResult:
+    submission: Submission
+    created: bool
+
+
+def submission_intake(
+    *, user: User, stream: BinaryIO, content_length: int | None, filename: str = ""
+) -> IntakeResult:
+    """Verify a bundle while it streams in and park it as a private draft.
+
+    A refused bundle leaves nothing behind: no stored archive, no rows. The same bytes from
+    the same user return the existing live submission instead of a duplicate.
+    """
+    limits = bundle_limits()
+    if content_length is not None and content_length > limits.max_compressed_bytes:
+        raise PayloadTooLarge(
+            f"The bundle is {content_length} bytes; the limit is {limits.max_compressed_bytes} bytes.",
+            code="too_large",
+        )
+    dataset = Dataset.objects.filter(name=OFFICIAL_DATASET).first()
+    if dataset is None or not dataset.instances.exists():
+        raise ValidationFailed("The official dataset has not been generated on this Portal yet.", code="no_dataset")
+    instance_ids = set(Instance.objects.filter(dataset=dataset).values_list("instance_id", flat=True))
+    tmp_dir = Path(settings.VAR_DIR) / "tmp"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(dir=tmp_dir, prefix="bundle-", suffix=".tar.gz", delete=False)
+    try:
+        try:
+            with handle:
+                bundle = verify_bundle_stream(
+                    source=stream,
+                    sink=handle,
+                    limits=limits,
+                    known_instance_ids=instance_ids,
+                    accepted_sandbox_modes=set(dataset.accepted_sandbox_modes),
+                    expected_outputs=_expected_outputs_lookup(),
+                )
+        except BundleRejected as exc:
+            raise BundleRefused(f"Bundle refused ({exc.code}): {exc.message}", code=exc.code) from None
+        existing = Submission.objects.filter(owner=user, archive_sha256=bundle.archive_sha256).exclude(
+            status__in=[Submission.Status.WITHDRAWN, Submission.Status.EXPIRED]
+        ).first()
+        if existing is not None:
+            return IntakeResult(existing, created=False)
+        return IntakeResult(_draft_create(user, dataset, bundle, Path(handle.name), filename), created=True)
+    finally:
+        if os.path.exists(handle.name):
+            os.unlink(handle.name)
+
+
+def _draft_create(
+    user: User, dataset: Dataset, bundle: VerifiedBundle, archive_path: Path, filename: str
+) -> Submission:
+    submission = Submission(owner=user, dataset=dataset)
+    incomplete, report = _completeness(bundle, dataset)
+    stored_name = ""
+    try:
+        with archive_path.open("rb") as raw:
+            stored_name = default_storage.save(f"submissions/{submission.id}.tar.gz", _TempArchive(raw))
+        instances = {i.instance_id: i for i in Instance.objects.filter(
+            dataset=dataset, instance_id__in={e.instance_id for e in bundle.entries})}
+        with transaction.atomic():
+            submission.__dict__.update(
+                archive=stored_name,
+                archive_sha256=bundle.archive_sha256,
+                archive_bytes=bundle.archive_bytes,
+                filename=filename[:255],
+                note=(bundle.note or "")[:5000],
+                framework_version=(bundle.framework_version or "")[:40],
+                bundle_created_at=(bundle.created_at or "")[:40],
+                integrity_ok=bundle.integrity_ok,
+                incomplete_instances=incomplete,
+                report=report,
+                expires_at=timezone.now() + timedelta(hours=settings.DRAFT_TTL_HOURS),
+                **_describe_agent(bundle),
+            )
+            submission.save()
+            SubmissionEntry.objects.bulk_create(
+                SubmissionEntry(
+                    submission=submission,
+                    base_name=e.base_name,
+                    instance=instances[e.instance_id],
+                    task_id=e.task_id,
+                    prompt_level=e.prompt_level,
+                    attempt=e.attempt,
+                    result_status=e.status[:20],
+                    outputs=[{"path": o.path, "member": o.member, "sha256": o.sha256, "bytes": o.bytes}
+                             for o in e.outputs],
+                    missing_outputs=e.missing_outputs,
+                    timed_out_with_outputs=e.timed_out_with_outputs,
+                    provenance=e.provenance,
+                )
+                for e in bundle.entries
+            )
+    except IntegrityError:
+        # The same bytes arrived twice at once; the other request's draft is the answer.
+        if stored_name:
+            default_storage.delete(stored_name)
+        return Submission.objects.get(owner=user, archive_sha256=bundle.archive_sha256,
+                                      status__in=_LIVE_STATUSES)
+    except BaseException:
+        if stored_name:
+            default_storage.delete(stored_name)
+        raise
+    return submission
+
+
+_LIVE_STATUSES = [s for s in Submission.Status.values if s not in ("withdrawn", "expired")]
+
+
+def intake_message(submission: Submission, created: bool) -> str:
+    counts = submission.report.get("per_level", {})
+    results = sum(counts.values())
+    tasks = submission.report.get("tasks_covered", 0)
+    prefix = "Parsed" if created else "This bundle was already uploaded:"
+    incomplete = len(submission.incomplete_instances)
+    tail = f"; {incomplete} result{'s are' if incomplete != 1 else ' is'} incomplete" if incomplete else ""
+    return (f"{prefix} {results} results for {tasks} task{'s' if tasks != 1 else ''}{tail}. "
+            "Confirm the draft in your browser to enter the scoring queue.")
+
+
+def submission_get_for(*, user: User, submission_id: str) -> Submission:
+    """The submission if `user` owns it or is a maintainer; otherwise NotFound (never 403: no probing)."""
+    from portal.accounts.selectors import user_is_maintainer
+
+    submission = Submission.objects.select_related("dataset", "owner").filter(id=submission_id).first()
+    if submission is None or (submission.owner_id != user.id and not user_is_maintainer(user)):
+        raise NotFound("No such submission.")
+    return submission
+
+
+def submission_confirm(*, user: User, submission_id: str) -> Submission:
+    """Move a draft to the scoring queue. Idempotent: confirming twice changes nothing more."""
+    submission = submission_get_for(user=user, submission_id=submission_id)
+    if submission.owner_id != user.id:
+        raise NotFound("No such submission.")
+    if submission.status != Submission.Status.DRAFT:
+        if submission.status in (Submission.Status.WITHDRAWN, Submission.Status.EXPIRED):
+            raise ValidationFailed(f"This draft was {submission.status}; upload the bundle again.")
+        return submission
+    with transaction.atomic():
+        claimed = Submission.objects.filter(id=submission.id, status=Submission.Status.DRAFT).update(
+            status=Submission.Status.QUEUED, confirmed_at=timezone.now(), expires_at=None
+        )
+        if claimed:
+            from scoring.tasks import score_submission
+
+            transaction.on_commit(lambda: score_submission.delay(str(submission.id)))
+    submission.refresh_from_db()
+    return submission
+
+
+def submission_withdraw(*, user: User, submission_id: str) -> Submission:
+    submission = submission_get_for(user=user, submission_id=submission_id)
+    if submission.owner_id != user.id:
+        raise NotFound("No such submission.")
+    if submission.status != Submission.Status.DRAFT:
+        raise ValidationFailed("Only drafts can be withdrawn; this run is already in the scoring queue.")
+    if Submission.objects.filter(id=submission.id, status=Submission.Status.DRAFT).update(
+        status=Submission.Status.WITHDRAWN, status_reason="Withdrawn by the submitter."
+    ):
+        default_storage.delete(submission.archive)
+    submission.refresh_from_db()
+    return submission
+
+
+def drafts_expire(*, now: Any = None) -> int:
+    """Expire unconfirmed drafts past their time; their archives are deleted."""
+    now = now or timezone.now()
+    expired = 0
+    for submission in Submission.objects.filter(status=Submission.Status.DRAFT, expires_at__lte=now):
+        if Submission.objects.filter(id=submission.id, status=Submission.Status.DRAFT).update(
+            status=Submission.Status.EXPIRED, status_reason="The draft was not confirmed in time."
+        ):
+            default_storage.delete(submission.archive)
+            expired += 1
+    return expired

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from portal.submissions import apis, views
+
+api_urls = [path("submissions/bundle", apis.BundleUploadApi.as_view(), name="api-bundle-upload")]
+
+page_urls = [
+    path("dashboard", views.dashboard, name="dashboard"),
+    path("submit-results", views.upload_page, name="submit-results"),
+    path("submissions/<uuid:submission_id>", views.submission_detail, name="submission-detail"),
+    path("submissions/<uuid:submission_id>/confirm", views.submission_confirm, name="submission-confirm"),
+    path("submissions/<uuid:submission_id>/withdraw", views.submission_withdraw, name="submission-withdraw"),
+]
