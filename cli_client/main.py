@@ -8,6 +8,7 @@ from cli_client import __version__
 from cli_client.commands import auth
 from cli_client.commands.run import run as run_command
 from cli_client.commands.score import score as score_command
+from cli_client.commands.submit import submit as submit_command
 from cli_client.commands.task import task_group
 from cli_client.commands.validate import validate as validate_command
 from cli_client.context import CliContext
@@ -25,6 +26,7 @@ def cli(ctx: click.Context) -> None:
 cli.add_command(auth.login)
 cli.add_command(auth.logout)
 cli.add_command(auth.auth_group)
+cli.add_command(submit_command)
 cli.add_command(task_group)
 cli.add_command(run_command)
 cli.add_command(score_command)

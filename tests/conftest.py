@@ -242,3 +242,43 @@ def full_catalog(django_db_setup: None, django_db_blocker: object) -> Iterator[o
         report = load_catalog()
         yield report
         clear_catalog()
+
+
+@pytest.fixture(scope="module")
+def submit_catalog(django_db_setup: None, django_db_blocker: object) -> Iterator[object]:
+    """The two tasks the submission tests use, committed in both datasets."""
+    from tests.support import SUBMIT_TASKS
+
+    with django_db_blocker.unblock():  # type: ignore[attr-defined]
+        report = load_catalog(set(SUBMIT_TASKS))
+        assert not report.failures, report.failures
+        yield report
+        from portal.submissions.models import Submission
+
+        Submission.objects.all().delete()
+        clear_catalog()
+
+
+@pytest.fixture(scope="session")
+def run_results(tmp_path_factory: pytest.TempPathFactory, django_db_setup: None, django_db_blocker: object) -> dict:
+    """Real `asibench run` results (reference and naive agents, seed42, all levels), made once per session.
+
+    Generation is deterministic, so these stay valid for every catalog load of the same tasks.
+    """
+    from scoring.models import Instance
+    from tests.support import NAIVE_AGENT, REFERENCE_AGENT, SUBMIT_TASKS, agent_results, extract_instances
+
+    base = tmp_path_factory.mktemp("runs")
+    with django_db_blocker.unblock():  # type: ignore[attr-defined]
+        present = Instance.objects.filter(dataset_id="seed42", task_id__in=SUBMIT_TASKS).count()
+        had_catalog = present == len(SUBMIT_TASKS)
+        if not had_catalog:
+            load_catalog(set(SUBMIT_TASKS))
+        instances = extract_instances("seed42", SUBMIT_TASKS, base / "instances")
+        if not had_catalog:
+            clear_catalog()
+    return {
+        "instances": instances,
+        "reference": agent_results(instances, base / "reference", REFERENCE_AGENT),
+        "naive": agent_results(instances, base / "naive", NAIVE_AGENT, levels="b1,b3"),
+    }

@@ -21,3 +21,54 @@ def issue_token(user: object, name: str = "cli") -> str:
 
 def strip_ansi(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+SUBMIT_TASKS = ("chemistry.counterpoise_cbs_energies", "robotics.minimum_snap_trajectory")
+REFERENCE_AGENT = f"python {REPO}/examples/agents/reference_agent.py --workspace {{workspace}}"
+NAIVE_AGENT = f"python {REPO}/examples/agents/naive_agent.py --workspace {{workspace}}"
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASIBENCH_", "AI4SCI_"))}
+    env.update(NO_COLOR="1", HOME=str(home), ASIBENCH_NO_BROWSER="1", ASIBENCH_CREDENTIALS_DIR=str(home / "creds"))
+    home.mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def extract_instances(dataset: str, task_ids: tuple[str, ...], dest: Path) -> Path:
+    """The catalog's public instance archives, unpacked as `task pull` would (no HTTP)."""
+    import tarfile
+
+    from django.core.files.storage import default_storage
+
+    from scoring.models import Instance
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for instance in Instance.objects.filter(dataset_id=dataset, task_id__in=task_ids):
+        with default_storage.open(instance.input_archive, "rb") as handle, tarfile.open(
+            fileobj=handle, mode="r:gz"
+        ) as tar:
+            tar.extractall(dest, filter="data")
+    return dest
+
+
+def agent_results(instances: Path, out: Path, agent_cmd: str, levels: str = "b1,b2,b3,b4",
+                  sandbox: str = "linux_ns", config: str = '{"model": "demo-model", "effort": "high"}') -> Path:
+    """`asibench run` of an example agent: a real results dir in the contract's layout."""
+    args = [*OUR_CLI, "run", "--instances-dir", str(instances), "--agent-cmd", agent_cmd, "--sandbox", sandbox,
+            "--prompt-levels", levels, "--output-dir", str(out), "--agent-config", config]
+    if sandbox == "linux_ns":
+        args += ["--ro-mount", str(REPO / "examples"), "--ro-mount", str(REPO / "tasks")]
+    done = run_cli(args, cli_env(out.parent / "home"), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def bundle_of(results: Path, archive: Path) -> Path:
+    done = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--no-upload", "--output", str(archive)],
+                   cli_env(archive.parent / "home"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "NOT SUBMITTED" in done.stdout
+    return archive

@@ -3,6 +3,7 @@
 import click
 
 from cli_client.commands.pull import pull
+from cli_client.commands.task_create import create
 
 
 @click.group("task")
@@ -11,3 +12,4 @@ def task_group() -> None:
 
 
 task_group.add_command(pull)
+task_group.add_command(create)

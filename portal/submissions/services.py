@@ -98,7 +98,6 @@ def _completeness(bundle: VerifiedBundle, dataset: Dataset) -> tuple[list[str], 
         "timed_out_with_outputs": [e.base_name for e in bundle.entries if e.timed_out_with_outputs],
         "uncompressed_bytes": bundle.uncompressed_bytes,
         "member_count": bundle.member_count,
-        "warnings": list(bundle.warnings),
     }
     return sorted(set(incomplete)), report
 

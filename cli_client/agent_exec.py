@@ -1,0 +1,172 @@
+"""Running one agent command in a workspace: unsandboxed (`none`) or in bubblewrap (`linux_ns`).
+
+Both modes kill the whole process tree when the command ends or its time is up:
+- `none`: the command leads a new session whose group is SIGKILLed (scoring.sandbox.process.drive);
+  this process is also a child subreaper, so anything that escaped the group with setsid()
+  is re-parented to us and killed by the sweep after the run.
+- `linux_ns`: bwrap runs with --die-with-parent and its own PID namespace; killing bwrap
+  kills the namespace's init and with it every process inside (and, as root, every process
+  of the sandbox's throwaway uid).
+
+What a `linux_ns` agent can reach (client contract §5.10 describes upstream's weaker mode):
+read-only /usr, /bin, /lib*, a few /etc files (plus resolver and CA files, since the
+network is shared), the Python installation running this CLI, and the `--ro-mount` paths;
+a private /tmp and /dev/shm; the workspace is the only writable host path. The host's
+home, other users' files, the instances dir (with reference/), the results dir and the
+Portal credential store are not mounted. Network: shared with the host (agents talk to
+their model provider). Environment: cleared, then PATH, HOME=<workspace>, LANG, TMPDIR,
+AI4SCI_SANDBOX=1 and the passed-through variables (model-provider keys, proxies); never
+the Portal submit token.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoring.sandbox import Limits, SandboxError, get_backend, python_runtime_mounts
+from scoring.sandbox.process import drive
+
+OUTPUT_CAP = 32 << 20
+SANDBOX_MEMORY_BYTES = 32 << 30  # an address-space cap: JS runtimes reserve far more than they use
+SANDBOX_MAX_PROCESSES = 1024
+SANDBOX_MAX_FILE_BYTES = 8 << 30
+NEVER_PASSED = frozenset({"ASIBENCH_SUBMIT_TOKEN", "AI4SCI_SUBMIT_TOKEN"})
+_PASS_THROUGH = re.compile(
+    r"(?i)^(?:[A-Z0-9_]*_(?:API_KEY|API_BASE|BASE_URL|AUTH_TOKEN|ACCESS_TOKEN)|(?:HTTPS?|NO|ALL)_PROXY)$"
+)
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    returncode: int | None
+    """Exit status; -N for death by signal N; None when the command never ran or timed out."""
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    seconds: float
+    error: str | None = None
+    """Why the command could not be started (sandbox setup), else None."""
+
+
+def sandbox_env(host_env: Mapping[str, str], workspace: Path, pass_env: list[str]) -> dict[str, str]:
+    env = {name: value for name, value in host_env.items()
+           if (name in pass_env or _PASS_THROUGH.match(name)) and name not in NEVER_PASSED}
+    venv_bin = Path(sys.prefix) / "bin"
+    env.update({
+        "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(workspace),
+        "LANG": host_env.get("LANG") or "C.UTF-8",
+        "TMPDIR": "/tmp",
+        "AI4SCI_SANDBOX": "1",
+    })
+    return env
+
+
+def linux_ns_mounts(extra: list[Path]) -> list[Path]:
+    mounts: list[Path] = []
+    for path in [*python_runtime_mounts(packages=()), *(p.resolve() for p in extra)]:
+        if not any(path == m or m in path.parents for m in mounts):
+            mounts = [m for m in mounts if path not in m.parents] + [path]
+    return mounts
+
+
+def run_linux_ns(command: str, workspace: Path, *, host_env: Mapping[str, str], timeout: float,
+                 mounts: list[Path], pass_env: list[str]) -> AgentRun:
+    started = time.monotonic()
+    limits = Limits(
+        wall_clock_seconds=timeout,
+        cpu_seconds=int(timeout * (os.cpu_count() or 1)) + 60,
+        memory_bytes=SANDBOX_MEMORY_BYTES,
+        max_processes=SANDBOX_MAX_PROCESSES,
+        max_file_bytes=SANDBOX_MAX_FILE_BYTES,
+        network=True,
+        env=sandbox_env(host_env, workspace, pass_env),
+        max_output_bytes=OUTPUT_CAP,
+    )
+    try:
+        result = get_backend("bwrap").run(["/bin/sh", "-c", command], workspace, list(mounts), limits)
+    except SandboxError as exc:
+        return AgentRun(None, b"", b"", False, time.monotonic() - started, error=f"linux_ns sandbox: {exc}")
+    return AgentRun(None if result.timed_out else result.returncode, result.stdout, result.stderr,
+                    result.timed_out, result.duration_seconds)
+
+
+def run_unsandboxed(command: str, cwd: Path, *, host_env: Mapping[str, str], timeout: float) -> AgentRun:
+    env = {k: v for k, v in host_env.items() if k not in NEVER_PASSED}
+    _become_subreaper()
+    # Only processes that appear during the run are ours to kill (the caller may have others).
+    existing = set(descendants())
+    try:
+        done = drive(["/bin/sh", "-c", command], cwd=cwd, env=env, timeout=timeout, output_cap=OUTPUT_CAP)
+    except OSError as exc:
+        return AgentRun(None, b"", b"", False, 0.0, error=f"cannot start the agent command: {exc}")
+    finally:
+        kill_descendants(existing)
+    returncode = None if done.timed_out else done.returncode
+    return AgentRun(returncode, done.stdout.getvalue(), done.stderr.getvalue(), done.timed_out,
+                    done.duration_seconds)
+
+
+def _become_subreaper() -> None:
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def descendants(root: int | None = None) -> list[int]:
+    """Live (non-zombie) descendants of `root` (default: this process), from /proc."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The command name may contain spaces and parentheses; fields resume after the last ')'.
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 1 and fields[0] != b"Z":
+            tree.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, stack = [], list(tree.get(os.getpid() if root is None else root, []))
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(tree.get(pid, []))
+    return found
+
+
+def kill_descendants(spare: set[int], rounds: int = 50) -> None:
+    """SIGKILL every live descendant of this process not in `spare`; reap those re-parented to us."""
+    killed: set[int] = set()
+    for _ in range(rounds):
+        targets = [pid for pid in descendants() if pid not in spare]
+        if not targets:
+            break
+        for pid in targets:
+            killed.add(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
+        _reap(killed)
+    _reap(killed)
+
+
+def _reap(pids: set[int]) -> None:
+    for pid in list(pids):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                pids.discard(pid)
+        except ChildProcessError:  # not our child (its own parent reaps it) or already reaped
+            pids.discard(pid)

@@ -1,0 +1,117 @@
+"""`asibench run`: run a custom agent command over pulled instances (produce-only, never scores)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from cli_client.context import CliContext
+from cli_client.errors import CliError
+from cli_client.runner import PROMPT_LEVELS, Outcome, Runner, RunOptions, WorkItem
+from cli_client.ui import console as make_console
+
+pass_cli = click.make_pass_decorator(CliContext)
+REPO_ROOT = Path(__file__).resolve().parents[2]
+STATUS_STYLE = {"completed": "green", "failed": "red", "timeout": "yellow"}
+
+
+def comma_list(value: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def parse_agent_config(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise CliError(f"--agent-config is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise CliError("--agent-config must be a JSON object")
+    return value
+
+
+def summary_table(outcomes: list[Outcome], attempts: int) -> Table:
+    table = Table(title="asibench run", show_lines=False)
+    for column in ("task", "instance", "level", *(["attempt"] if attempts > 1 else []), "status", "outputs",
+                   "seconds", ""):
+        table.add_column(column)
+    for o in outcomes:
+        style = STATUS_STYLE.get(o.status, "")
+        row = [o.item.instance.task_id, o.item.instance.instance_id.partition("__")[2], o.item.level]
+        if attempts > 1:
+            row.append(str(o.item.attempt))
+        row += [f"[{style}]{o.status}[/]", f"{o.outputs_found}/{len(o.item.instance.expected_outputs)}",
+                f"{o.seconds:.1f}", "resumed" if o.skipped else ""]
+        table.add_row(*row)
+    return table
+
+
+@click.command("run")
+@click.option("--instances-dir", required=True, type=click.Path(path_type=Path, file_okay=False),
+              help="Pulled instances (<task_id>__<suffix>/ folders); only read, never written.")
+@click.option("--agent-cmd", required=True,
+              help="Shell command template; placeholders {workspace} {prompt_file} {prompt_level} "
+                   "{task_id} {instance_id} (values shell-quoted; double literal braces).")
+@click.option("--sandbox", type=click.Choice(["none", "linux_ns"]), default="none", show_default=True,
+              help="none: plain host process. linux_ns: bubblewrap, workspace is the only writable path.")
+@click.option("--tasks", "tasks_csv", default=None, help="Comma list of task ids to run (default: all).")
+@click.option("--tasks-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("tasks"),
+              show_default=True, help="Task catalog (declared outputs, versions, runtime).")
+@click.option("--prompt-levels", default=",".join(PROMPT_LEVELS), show_default=True)
+@click.option("--timeout", type=int, default=10800, show_default=True, help="Seconds per agent run.")
+@click.option("--attempts", type=int, default=1, show_default=True,
+              help="Runs per (instance, level); attempt N>1 is saved as __attempt<N>.")
+@click.option("--agent-config", default=None, help="JSON object recorded in provenance (keys: cwd, timeout).")
+@click.option("--ro-mount", "ro_mounts", multiple=True, type=click.Path(path_type=Path, exists=True),
+              help="linux_ns: extra read-only path the agent needs (repeatable), e.g. examples/ and tasks/.")
+@click.option("--pass-env", "pass_env", multiple=True,
+              help="linux_ns: pass this environment variable through (repeatable); provider keys "
+                   "(*_API_KEY, *_BASE_URL, …) and proxies pass by default.")
+@click.option("--keep-workspaces", is_flag=True,
+              help="Keep each temporary workspace and link it under <output>/instances/_workspaces/.")
+@click.option("--output-dir", required=True, type=click.Path(path_type=Path, file_okay=False))
+@pass_cli
+def run(cli_ctx: CliContext, instances_dir: Path, agent_cmd: str, sandbox: str, tasks_csv: str | None,
+        tasks_dir: Path, prompt_levels: str, timeout: int, attempts: int, agent_config: str | None,
+        ro_mounts: tuple[Path, ...], pass_env: tuple[str, ...], keep_workspaces: bool,
+        output_dir: Path) -> None:
+    """Run an agent command on every instance and prompt level; write a results tree for `submit`/`score`.
+
+    Rerunning with the same --output-dir skips work whose result file is already complete.
+    """
+    options = RunOptions(
+        instances_dir=instances_dir, output_dir=output_dir, agent_cmd=agent_cmd, sandbox=sandbox,
+        tasks_dir=tasks_dir, tasks=comma_list(tasks_csv), prompt_levels=comma_list(prompt_levels),
+        timeout=timeout, attempts=attempts, ro_mounts=ro_mounts, pass_env=pass_env,
+        keep_workspaces=keep_workspaces, agent_config=parse_agent_config(agent_config),
+    )
+    runner = Runner(options, host_env=cli_ctx.env, repo_root=REPO_ROOT)
+    items = runner.work_items()
+    console = make_console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:
+        bar = progress.add_task("starting", total=len(items))
+
+        def started(item: WorkItem) -> None:
+            progress.update(bar, description=f"{item.stem}")
+
+        def done(outcome: Outcome) -> None:
+            progress.advance(bar)
+            if not outcome.skipped:
+                style = STATUS_STYLE.get(outcome.status, "")
+                progress.console.print(f"[{style}]{outcome.status:9}[/] {outcome.item.stem} "
+                                       f"({outcome.seconds:.1f}s)")
+
+        outcomes = runner.run(on_start=started, on_done=done)
+        progress.update(bar, description="done")
+    make_console().print(summary_table(outcomes, attempts))
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("completed", "failed", "timeout")}
+    skipped = sum(o.skipped for o in outcomes)
+    click.echo(f"{len(outcomes)} runs: {counts['completed']} completed, {counts['failed']} failed, "
+               f"{counts['timeout']} timed out ({skipped} already done). Results in {output_dir}")

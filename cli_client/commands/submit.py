@@ -1,0 +1,166 @@
+"""`asibench submit`: bundle a produce-only run (schema v1) and upload it as a draft (client contract §3)."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli_client.context import CliContext, error_detail
+from cli_client.endpoints import bundle_upload_url, portal_api_base
+from cli_client.errors import CliError, PortalHttpError
+from cli_client.formats.bundle import (
+    BundleBuildError,
+    BundleSummary,
+    build_bundle,
+    scan_results,
+    validate_records,
+    write_archive,
+)
+
+pass_cli = click.make_pass_decorator(CliContext)
+UPLOAD_TIMEOUT = 300.0
+NOT_SUBMITTED = "NOT SUBMITTED — nothing was uploaded"
+NO_TOKEN = (
+    "Submission requires an ASI-Bench identity. Run `asibench login` and approve the browser sign-in, "
+    "or pass --token / set ASIBENCH_SUBMIT_TOKEN in headless environments."
+)
+
+
+def bundle_paths(results_dir: Path, output: str | None, now: datetime | None = None) -> tuple[Path, Path]:
+    """(bundle dir, archive path) exactly as the official client derives them from --output."""
+    if output is None:
+        stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+        bundle_dir = results_dir / f"submission_{stamp}"
+        return bundle_dir, bundle_dir.with_name(bundle_dir.name + ".tar.gz")
+    path = Path(output)
+    for suffix in (".tar.gz", ".tgz"):
+        if path.name.endswith(suffix):
+            return path.with_name(path.name[: -len(suffix)]), path
+    return path, path.with_name(path.name + ".tar.gz")
+
+
+def explicit_endpoint(cli_ctx: CliContext, endpoint: str | None) -> str | None:
+    """--endpoint, then ASIBENCH_SUBMIT_ENDPOINT / AI4SCI_SUBMIT_ENDPOINT; None means build only."""
+    for candidate in (endpoint, cli_ctx.env.get("ASIBENCH_SUBMIT_ENDPOINT"), cli_ctx.env.get("AI4SCI_SUBMIT_ENDPOINT")):
+        if candidate and candidate.strip():
+            return candidate.strip()
+    return None
+
+
+def _format_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+def _print_summary(summary: BundleSummary, archive: Path | None) -> None:
+    click.echo(f"Bundle built: {summary.bundle_dir}")
+    click.echo(f"  instances: {summary.instance_count}")
+    if summary.run_metadata_included:
+        click.echo("  run_metadata.json: included")
+    if archive is not None:
+        click.echo(f"  archive:   {archive} ({_format_size(archive.stat().st_size)})")
+    flagged = summary.entries_missing_outputs
+    if flagged:
+        click.secho(
+            f"  WARNING: {len(flagged)} instance(s) are missing declared output files (the agent did not "
+            "produce them). These will be scored as incomplete:",
+            fg="yellow",
+        )
+        for entry in flagged:
+            click.echo(f"    - {entry.base_name}: missing {entry.missing_outputs}")
+
+
+def upload_archive(cli_ctx: CliContext, url: str, archive: Path, token: str) -> dict[str, Any]:
+    """POST the archive as the raw body, streamed from disk; return the reply's JSON object (or {})."""
+    headers = {
+        "Content-Type": "application/gzip",
+        "Content-Length": str(archive.stat().st_size),
+        "X-ASIBench-Filename": archive.name,
+    }
+    with archive.open("rb") as body:
+        # A redirected POST would lose its body (contract §3.7), so redirects count as failures.
+        response = cli_ctx.request("POST", url, token=token, timeout=UPLOAD_TIMEOUT, data=body, headers=headers,
+                                   allow_redirects=False)
+    if not 200 <= response.status_code < 300:
+        raise PortalHttpError(response.status_code, error_detail(response))
+    click.secho(f"  OK (HTTP {response.status_code})", fg="green")
+    try:
+        reply = response.json() if response.content else {}
+    except ValueError:
+        return {}
+    return reply if isinstance(reply, dict) else {}
+
+
+def _print_reply(reply: dict[str, Any]) -> None:
+    submission_id = reply.get("submission_id") or reply.get("id")
+    if submission_id:
+        click.echo(f"  submission_id: {submission_id}")
+    if reply.get("status"):
+        click.echo(f"  status: {reply['status']}")
+    if reply.get("integrity_ok") is False:
+        click.secho("  integrity check FAILED on the server — re-run submit and re-upload.", fg="red")
+    elif reply.get("integrity_ok") is True:
+        click.echo("  integrity: OK")
+    incomplete = reply.get("incomplete_instances")
+    if isinstance(incomplete, list):
+        click.echo(f"  incomplete instances: {len(incomplete)}")
+    if reply.get("message"):
+        click.echo(f"  {reply['message']}")
+    if reply.get("confirm_url"):
+        click.secho(
+            "\n  UPLOAD COMPLETE — confirmation is still required.\n"
+            "  Your run is saved on the Portal as a DRAFT. It is NOT submitted until you open this page,\n"
+            "  review the integrity and completeness report, and click Confirm:\n"
+            f"    {reply['confirm_url']}",
+            fg="cyan",
+        )
+
+
+@click.command("submit")
+@click.option("--results-dir", "results_dir", required=True, help="A produce-only run dir (from `asibench run`).")
+@click.option("--output", "output", default=None,
+              help="Bundle path: a dir, or a *.tar.gz archive. Default: <results-dir>/submission_<timestamp>.tar.gz")
+@click.option("--note", default=None, help="Free-form submitter note (team / model).")
+@click.option("--benchmark-repo", default=None, help="Official seed42 dataset, recorded for provenance.")
+@click.option("--endpoint", default=None, help="Portal URL (default: $ASIBENCH_SUBMIT_ENDPOINT).")
+@click.option("--token", default=None, help="CLI token (default: $ASIBENCH_SUBMIT_TOKEN, then the saved login).")
+@click.option("--no-upload", is_flag=True, help="Build the bundle only; never upload.")
+@click.option("--no-archive", is_flag=True, help="Keep the bundle directory only, no .tar.gz (implies --no-upload).")
+@pass_cli
+def submit(cli_ctx: CliContext, results_dir: str, output: str | None, note: str | None,
+           benchmark_repo: str | None, endpoint: str | None, token: str | None, no_upload: bool,
+           no_archive: bool) -> None:
+    """Bundle a seed42 run and upload it; the run stays a DRAFT until you confirm it in the browser."""
+    results = Path(results_dir)
+    if not results.is_dir():
+        raise CliError(f"Results directory not found: {results}")
+    try:
+        records = scan_results(results)
+        if not records:
+            raise BundleBuildError(f"No per-instance result JSON found under {results}. Run `asibench run ...` first.")
+        # Every record is checked before anything is written, credentials read or the network touched.
+        validate_records(records, benchmark_repo)
+        bundle_dir, archive_path = bundle_paths(results, output)
+        summary = build_bundle(results, bundle_dir, note, benchmark_repo, records=records)
+    except BundleBuildError as exc:
+        raise CliError(str(exc)) from exc
+    archive = None if no_archive else write_archive(bundle_dir, archive_path)
+    _print_summary(summary, archive)
+
+    target = explicit_endpoint(cli_ctx, endpoint)
+    if archive is None or no_upload or target is None:
+        reason = ("--no-archive (no tarball to send)" if archive is None else "--no-upload" if no_upload
+                  else "no endpoint: pass --endpoint or set ASIBENCH_SUBMIT_ENDPOINT")
+        click.secho(f"\n{NOT_SUBMITTED} ({reason}). The bundle is ready above.", fg="yellow")
+        return
+    api_base = portal_api_base(target) or target.rstrip("/")
+    secret = cli_ctx.resolve_token(api_base, token)
+    if not secret:
+        raise CliError(NO_TOKEN)
+    url = bundle_upload_url(target)
+    click.echo(f"\nUploading to {url} ...")
+    _print_reply(upload_archive(cli_ctx, url, archive, secret))

@@ -1,0 +1,50 @@
+"""`asibench validate --pre-submit DIR`: every local check a task proposal must pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from cli_client.errors import CliError
+from cli_client.validation import ValidationReport, validate_task_dir
+
+MARKS = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"), "skipped": ("SKIP", "yellow")}
+
+
+class ValidationFailed(CliError):
+    pass
+
+
+def print_report(report: ValidationReport) -> None:
+    click.echo(f"Pre-submit validation: {report.task_dir}" + (f" ({report.task_id})" if report.task_id else ""))
+    for check in report.to_dict()["checks"]:
+        label, colour = MARKS[check["status"]]
+        click.echo(f"  [{click.style(label, fg=colour)}] {check['name']:<19} {check['summary']}")
+        for detail in check["details"]:
+            for line in str(detail).splitlines():
+                click.echo(f"         {line}")
+    for warning in report.warnings:
+        click.echo(f"  [{click.style('WARN', fg='yellow')}] {warning}")
+
+
+@click.command("validate")
+@click.option("--pre-submit", "pre_submit", required=True,
+              type=click.Path(path_type=Path, exists=True, file_okay=False),
+              help="Task directory: static checks, ids, generator determinism, GT self-check.")
+@click.option("--gt-timeout", type=float, default=None,
+              help="Seconds per generator run (default: generation.timeout_seconds, else 300).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def validate(pre_submit: Path, gt_timeout: float | None, as_json: bool) -> None:
+    """Validate a task directory before `asibench task submit`; exit 1 if any check fails."""
+    report = validate_task_dir(pre_submit, generator_timeout=gt_timeout)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        print_report(report)
+    if not report.ok:
+        names = ", ".join(c.name for c in report.failures)
+        raise ValidationFailed(f"validation failed: {names}")
+    if not as_json:
+        click.secho("All pre-submit checks passed.", fg="green")

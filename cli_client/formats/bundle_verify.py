@@ -1,0 +1,792 @@
+"""Streaming verification of an uploaded schema-v1 result bundle (client contract §3.6, §3.9).
+
+Pure Python, no Django: the Portal's upload endpoint hands over the request stream and a temp file.
+`verify_bundle_stream` reads the raw gzip body exactly once, copies every byte to the sink, and in the
+same pass inflates and parses the tar stream, hashing each member as it goes by. Memory is bounded by
+the caps (per-file index entries and small parsed fields), never by the bundle's byte size.
+
+Three stages overlap on separate threads, because hashlib, zlib and file writes release the GIL:
+  reader    source.read -> sink.write + sha256(archive)   (compressed-size cap)
+  inflater  zlib inflate in bounded slices                 (uncompressed cap, ratio cap)
+  caller    tar headers, member rules, sha256 per file      (member, per-file and size caps)
+Every cap is checked before the bytes that would cross it are accepted, so a violation stops the
+upload at that point. Scores the submitter wrote into result.json (`final_score`, `score_results`)
+are never read.
+
+Reason codes of `BundleRejected` (`code`, plus a message naming the offending path or field):
+
+  not_gzip                the body is empty or does not start with a gzip header
+  corrupt_gzip            invalid deflate data, a bad CRC/length trailer, or garbage after the stream
+  truncated               the gzip stream ends before its trailer (an interrupted upload)
+  too_large               the compressed body exceeds `max_compressed_bytes`
+  uncompressed_too_large  the inflated tar (or the sum of member sizes) exceeds `max_uncompressed_bytes`
+  ratio_exceeded          inflated/compressed exceeds `max_ratio` past `ratio_grace_bytes` (a gzip bomb)
+  file_too_large          one member exceeds `max_file_bytes` (or a JSON file its own, smaller cap)
+  too_many_members        more than `max_members` tar members
+  corrupt_tar             the inflated data is not a well-formed tar stream, or ends inside a member
+  non_utf8_name           a member name that is not valid UTF-8
+  absolute_path           a member name starting with `/` or a drive letter
+  path_traversal          a member name with a `..` component
+  bad_path                empty or `.` components, a backslash, or a file used as a directory
+  link_member             a symbolic or hard link member
+  special_member          a device, FIFO, sparse or other non-regular, non-directory member
+  duplicate_member        the same path twice in the archive
+  multiple_top_dirs       members outside the single top-level directory (or files at the root)
+  no_manifest             no `<top>/manifest.json`
+  bad_manifest            manifest.json is not a JSON object of the schema-v1 shape
+  bad_schema_version      `submission_schema_version` is not 1
+  bad_benchmark_repo      `benchmark_repo` is neither null nor a seed42 dataset name
+  missing_file            a path the manifest indexes (files[], result_file, output_files) is not shipped
+  size_mismatch           a shipped file's byte count differs from the manifest
+  hash_mismatch           a shipped file's sha256 differs from the manifest
+  unindexed_file          a shipped file the manifest does not list (files[], or output_files for files
+                          named manifest.json)
+  unexpected_file         a shipped file outside the bundle layout (§3.4), e.g. in an undeclared instance dir
+  bad_identity            a malformed base_name, instance_id, attempt, or task_id not equal to the part
+                          of instance_id before `__`
+  wrong_seed              an instance id without a seed suffix, or with a seed other than seed42
+  unknown_instance        an instance id that is not in the dataset
+  bad_prompt_level        prompt_level outside b1-b4
+  bad_base_name           base_name is not `<instance_id>__<level>[__attempt<N>]` with N == attempt
+  duplicate_instance      two instances[] entries with one base_name
+  sandbox_policy          provenance.sandbox missing, its effective_mode not accepted, or `os` mode
+                          without verification_status docker_container and an image_identity
+  bad_result_json         result.json is not a JSON object
+  result_mismatch         result.json disagrees with the manifest entry (identity, level, attempt, status,
+                          or a persisted output's sha256)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import tarfile
+import threading
+import zlib
+from collections import deque
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from cli_client.formats.bundle import (
+    FRAMEWORK_TASK_INFO_NAME,
+    INSTANCES_DIR,
+    MANIFEST_NAME,
+    OUTPUTS_DIR,
+    PROMPT_LEVELS,
+    RESULT_NAME,
+    RUN_METADATA_NAME,
+    SUBMISSION_SCHEMA_VERSION,
+    base_name_matches,
+    is_seed42_repo,
+    safe_relative_path,
+    seed_number,
+    task_id_of,
+)
+
+MiB = 1 << 20
+_READ_CHUNK = 1 * MiB
+_INFLATE_SLICE = 256 * 1024
+_INFLATE_OUT = 1 * MiB
+_QUEUE_DEPTH = 8
+_POLL = 0.1
+_HEADER_READ_CAP = 1 * MiB  # PAX / GNU long-name headers are read whole by tarfile
+
+
+@dataclass(frozen=True)
+class BundleLimits:
+    max_compressed_bytes: int = 512 * MiB
+    max_uncompressed_bytes: int = 4096 * MiB
+    max_members: int = 20_000
+    max_file_bytes: int = 1024 * MiB
+    max_ratio: float = 100.0
+    ratio_grace_bytes: int = 16 * MiB
+    max_manifest_bytes: int = 16 * MiB
+    max_result_json_bytes: int = 8 * MiB
+
+
+class BundleRejected(Exception):
+    """The bundle is refused; `code` is one of the module's reason codes, `message` is for the submitter."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class VerifiedOutput:
+    path: str  # relative to the instance's outputs/ dir, as the task declares it
+    member: str  # relative to the bundle root, e.g. instances/<base>/outputs/<path>
+    sha256: str
+    bytes: int
+
+
+@dataclass
+class VerifiedEntry:
+    base_name: str
+    instance_id: str
+    task_id: str
+    prompt_level: str
+    attempt: int
+    status: str
+    agent_name: str
+    provenance: dict[str, Any]
+    outputs: list[VerifiedOutput]
+    missing_outputs: list[str]
+    timed_out_with_outputs: bool
+
+
+@dataclass
+class VerifiedBundle:
+    top_dir: str
+    created_at: str | None
+    framework_version: str | None
+    note: str | None
+    benchmark_repo: str | None
+    instance_count: int
+    run_metadata_included: bool
+    entries: list[VerifiedEntry]
+    incomplete_instances: list[str]
+    archive_sha256: str
+    archive_bytes: int
+    uncompressed_bytes: int
+    member_count: int
+    # Any integrity failure is a rejection, so a returned bundle always has integrity_ok True.
+    integrity_ok: bool = True
+
+
+# --- the three-stage pipeline -----------------------------------------------------------------
+
+_END = object()
+
+
+class _Pipeline:
+    def __init__(self, source: BinaryIO, sink: BinaryIO, limits: BundleLimits):
+        self.source, self.sink, self.limits = source, sink, limits
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+        self.raw_q: queue.Queue[Any] = queue.Queue(maxsize=_QUEUE_DEPTH)
+        self.out_q: queue.Queue[Any] = queue.Queue(maxsize=_QUEUE_DEPTH)
+        self.archive_hash = hashlib.sha256()
+        self.archive_bytes = 0
+        self.inflated_bytes = 0
+        self.threads = [
+            threading.Thread(target=self._guard, args=(self._read_raw,), name="bundle-reader", daemon=True),
+            threading.Thread(target=self._guard, args=(self._inflate,), name="bundle-inflater", daemon=True),
+        ]
+
+    def start(self) -> None:
+        for thread in self.threads:
+            thread.start()
+
+    def close(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            # The reader may sit in source.read() on a slow client; it exits after that read returns.
+            thread.join(timeout=30)
+
+    def _guard(self, stage: Callable[[], None]) -> None:
+        try:
+            stage()
+        except BaseException as exc:  # handed to the caller's thread, which re-raises it
+            if self.error is None:
+                self.error = exc
+            self.stop.set()
+
+    def put(self, q: queue.Queue[Any], item: Any) -> bool:
+        while not self.stop.is_set():
+            try:
+                q.put(item, timeout=_POLL)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def get(self, q: queue.Queue[Any]) -> Any:
+        while True:
+            try:
+                return q.get(timeout=_POLL)
+            except queue.Empty:
+                if self.error is not None:
+                    raise self.error from None
+                if self.stop.is_set():
+                    raise BundleRejected("corrupt_tar", "verification was interrupted") from None
+
+    def _read_raw(self) -> None:
+        cap = self.limits.max_compressed_bytes
+        read, write, update = self.source.read, self.sink.write, self.archive_hash.update
+        while not self.stop.is_set():
+            chunk = read(_READ_CHUNK)
+            if not chunk:
+                break
+            self.archive_bytes += len(chunk)
+            if self.archive_bytes > cap:
+                raise BundleRejected(
+                    "too_large", f"the upload exceeds the {cap // MiB} MB limit for a compressed bundle")
+            write(chunk)
+            update(chunk)
+            if not self.put(self.raw_q, chunk):
+                return
+        self.put(self.raw_q, _END)
+
+    def _inflate(self) -> None:
+        limits = self.limits
+        fed = 0
+        decomp: Any = None
+        pending = b""  # bytes before a gzip header is recognised (start, or between members)
+        started = False
+        emit = self.out_q
+        while True:
+            chunk = self.get(self.raw_q)
+            if chunk is _END:
+                break
+            fed += len(chunk)
+            data = memoryview(pending + chunk if pending else chunk)
+            pending = b""
+            while data:
+                if decomp is None:
+                    if started:  # after a complete gzip member: zero padding, or another member
+                        rest = bytes(data).lstrip(b"\0")
+                        if not rest:
+                            break
+                        data = memoryview(rest)
+                    if len(data) < 2:
+                        pending = bytes(data)
+                        break
+                    if data[:2] != b"\x1f\x8b":
+                        if started:
+                            raise BundleRejected("corrupt_gzip", "unexpected data after the end of the gzip stream")
+                        raise BundleRejected("not_gzip", "the upload is not a gzip-compressed tar archive (.tar.gz)")
+                    decomp = zlib.decompressobj(wbits=31)
+                    started = True
+                piece, data = data[:_INFLATE_SLICE], data[_INFLATE_SLICE:]
+                while piece:
+                    try:
+                        out = decomp.decompress(piece, _INFLATE_OUT)
+                    except zlib.error as exc:
+                        raise BundleRejected("corrupt_gzip", f"the gzip stream is damaged ({exc})") from None
+                    piece = decomp.unconsumed_tail
+                    if out:
+                        self.inflated_bytes += len(out)
+                        if self.inflated_bytes > limits.max_uncompressed_bytes:
+                            raise BundleRejected(
+                                "uncompressed_too_large",
+                                f"the bundle inflates to more than {limits.max_uncompressed_bytes // MiB} MB")
+                        if (self.inflated_bytes > limits.ratio_grace_bytes
+                                and self.inflated_bytes > limits.max_ratio * fed):
+                            raise BundleRejected(
+                                "ratio_exceeded",
+                                f"the bundle inflates more than {limits.max_ratio:g}x its compressed size "
+                                "(refused as a possible gzip bomb)")
+                        if not self.put(emit, out):
+                            return
+                    if decomp.eof:
+                        data = memoryview(decomp.unused_data + bytes(piece) + bytes(data))
+                        decomp = None
+                        break
+        if not started:
+            raise BundleRejected("not_gzip", "the upload is empty" if fed == 0 else
+                                 "the upload is not a gzip-compressed tar archive (.tar.gz)")
+        if decomp is not None:
+            raise BundleRejected("truncated", "the gzip stream ends early: the upload was cut off, send it again")
+        self.put(emit, _END)
+
+
+class _TarFeed:
+    """A forward-only file object over the inflated chunks, shaped for `tarfile` in `r:` mode."""
+
+    def __init__(self, pipeline: _Pipeline):
+        self._pipeline = pipeline
+        self._chunks: deque[memoryview] = deque()
+        self._pos = 0
+        self._eof = False
+
+    def _fill(self) -> bool:
+        if self._eof:
+            return False
+        item = self._pipeline.get(self._pipeline.out_q)
+        if item is _END:
+            self._eof = True
+            return False
+        self._chunks.append(memoryview(item))
+        return True
+
+    def consume(self, size: int, sink: Callable[[memoryview], Any] | None) -> int:
+        """Pass the next `size` bytes to `sink` chunk by chunk (no copies); return how many there were."""
+        left = size
+        chunks = self._chunks
+        while left:
+            if not chunks and not self._fill():
+                break
+            head = chunks[0]
+            if len(head) <= left:
+                chunks.popleft()
+                piece = head
+            else:
+                piece, chunks[0] = head[:left], head[left:]
+            if sink is not None:
+                sink(piece)
+            left -= len(piece)
+        done = size - left
+        self._pos += done
+        return done
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or size > _HEADER_READ_CAP:
+            raise BundleRejected("corrupt_tar", "a tar header is larger than 1 MB")
+        parts: list[memoryview] = []
+        self.consume(size, parts.append)
+        return b"".join(parts)
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        if whence != 0 or pos < self._pos:
+            raise BundleRejected("corrupt_tar", "the tar stream asks to seek backwards")
+        self.consume(pos - self._pos, None)
+        return self._pos
+
+    def seekable(self) -> bool:
+        return False
+
+    def drain_zeros(self) -> None:
+        while self._chunks or self._fill():
+            chunk = self._chunks.popleft()
+            if chunk.nbytes and bytes(chunk).count(0) != len(chunk):
+                raise BundleRejected("corrupt_tar", "there is data after the end of the tar archive")
+            self._pos += len(chunk)
+
+
+# --- member rules -----------------------------------------------------------------------------
+
+@dataclass
+class _Shipped:
+    sha256: str
+    bytes: int
+
+
+def _check_name(raw: str) -> list[str]:
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BundleRejected("non_utf8_name", f"{raw.encode('utf-8', 'surrogateescape')!r}: member names "
+                             "must be UTF-8") from None
+    if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":" and raw[0].isalpha()):
+        raise BundleRejected("absolute_path", f"{raw}: absolute paths are not allowed in a bundle")
+    parts = raw.split("/")
+    if ".." in parts:
+        raise BundleRejected("path_traversal", f"{raw}: '..' is not allowed in a bundle path")
+    if "\\" in raw or any(part in ("", ".") for part in parts):
+        raise BundleRejected("bad_path", f"{raw}: empty or '.' path components and backslashes are not allowed")
+    return parts
+
+
+def _check_type(member: tarfile.TarInfo) -> None:
+    if member.issym() or member.islnk():
+        kind = "symbolic link" if member.issym() else "hard link"
+        raise BundleRejected("link_member", f"{member.name}: a {kind} is not allowed in a bundle")
+    if member.issparse() or not (member.isreg() or member.isdir()):
+        raise BundleRejected("special_member", f"{member.name}: only regular files and directories are allowed")
+
+
+@dataclass
+class _Scan:
+    top: str | None = None
+    members: int = 0
+    declared_bytes: int = 0
+    seen: set[str] = field(default_factory=set)
+    file_names: set[str] = field(default_factory=set)
+    files: dict[str, _Shipped] = field(default_factory=dict)  # bundle-root relative path -> digest
+    manifest: bytes | None = None
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # base_name -> parsed small fields
+
+
+def _small_result_fields(rel: str, raw: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BundleRejected("bad_result_json", f"{rel}: not valid JSON") from None
+    if not isinstance(data, dict):
+        raise BundleRejected("bad_result_json", f"{rel}: the top level must be a JSON object")
+    persisted: dict[str, str] = {}
+    agent_output = data.get("agent_output")
+    record = agent_output.get("persisted_outputs") if isinstance(agent_output, dict) else None
+    for item in record.get("files", []) if isinstance(record, dict) else []:
+        if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("sha256"), str) \
+                and not item.get("missing"):
+            persisted[item["path"]] = item["sha256"]
+    fields = {key: data.get(key) for key in ("instance_id", "task_id")}
+    fields.update(prompt_level=data.get("prompt_level", ""), attempt=data.get("attempt", 1),
+                  status=data.get("status", ""), persisted=persisted)
+    return fields
+
+
+def _scan_tar(feed: _TarFeed, limits: BundleLimits) -> _Scan:
+    scan = _Scan()
+    try:
+        tar = tarfile.open(fileobj=feed, mode="r:", encoding="utf-8", errors="surrogateescape")  # type: ignore[call-overload]
+    except tarfile.TarError as exc:
+        raise BundleRejected("corrupt_tar", f"the archive is not a valid tar stream ({exc})") from None
+    while True:
+        try:
+            member = tar.next()
+        except tarfile.TarError as exc:
+            raise BundleRejected("corrupt_tar", f"the archive is not a valid tar stream ({exc})") from None
+        if member is None:
+            break
+        tar.members.clear()  # tarfile keeps every TarInfo otherwise
+        scan.members += 1
+        if scan.members > limits.max_members:
+            raise BundleRejected("too_many_members", f"the bundle has more than {limits.max_members} entries")
+        parts = _check_name(member.name)
+        _check_type(member)
+        name = member.name
+        if name in scan.seen:
+            raise BundleRejected("duplicate_member", f"{name}: appears twice in the archive")
+        for depth in range(1, len(parts)):
+            if "/".join(parts[:depth]) in scan.file_names:
+                raise BundleRejected("bad_path", f"{name}: a parent path is a regular file")
+        scan.seen.add(name)
+        if scan.top is None:
+            scan.top = parts[0]
+        if parts[0] != scan.top:
+            raise BundleRejected("multiple_top_dirs",
+                                 f"{name}: the archive must hold exactly one top-level directory ({scan.top}/)")
+        if len(parts) == 1:
+            if not member.isdir():
+                raise BundleRejected("multiple_top_dirs", f"{name}: files at the archive root are not allowed")
+            continue
+        if member.isdir():
+            continue
+        scan.file_names.add(name)
+        _scan_file(feed, member, "/".join(parts[1:]), scan, limits)
+    feed.drain_zeros()
+    return scan
+
+
+def _scan_file(feed: _TarFeed, member: tarfile.TarInfo, rel: str, scan: _Scan, limits: BundleLimits) -> None:
+    size = member.size
+    if size > limits.max_file_bytes:
+        raise BundleRejected("file_too_large", f"{rel}: {size} bytes exceeds the {limits.max_file_bytes // MiB} "
+                             "MB per-file limit")
+    scan.declared_bytes += size
+    if scan.declared_bytes > limits.max_uncompressed_bytes:
+        raise BundleRejected("uncompressed_too_large",
+                             f"the bundle's files exceed {limits.max_uncompressed_bytes // MiB} MB in total")
+    parts = rel.split("/")
+    keep: list[memoryview] | None = None
+    if rel == MANIFEST_NAME:
+        cap, keep = limits.max_manifest_bytes, []
+    elif len(parts) == 3 and parts[0] == INSTANCES_DIR and parts[2] == RESULT_NAME:
+        cap, keep = limits.max_result_json_bytes, []
+    if keep is not None and size > cap:
+        raise BundleRejected("file_too_large", f"{rel}: {size} bytes exceeds the {cap // MiB} MB limit for this file")
+    digest = hashlib.sha256()
+    if keep is None:
+        got = feed.consume(size, digest.update)
+    else:
+        def both(piece: memoryview) -> None:
+            digest.update(piece)
+            keep.append(piece)  # type: ignore[union-attr]
+        got = feed.consume(size, both)
+    if got != size:
+        raise BundleRejected("corrupt_tar", f"{rel}: the archive ends inside this file")
+    scan.files[rel] = _Shipped(sha256=digest.hexdigest(), bytes=size)
+    if keep is not None:
+        raw = b"".join(keep)
+        if rel == MANIFEST_NAME:
+            scan.manifest = raw
+        else:
+            scan.results[parts[1]] = _small_result_fields(rel, raw)
+
+
+# --- manifest rules ---------------------------------------------------------------------------
+
+def _as_lookup(known: Callable[[str], bool] | Collection[str]) -> Callable[[str], bool]:
+    if callable(known):
+        return known
+    return known.__contains__
+
+
+def _parse_manifest(raw: bytes | None) -> dict[str, Any]:
+    if raw is None:
+        raise BundleRejected("no_manifest", "the top-level directory has no manifest.json")
+    try:
+        manifest = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleRejected("bad_manifest", f"manifest.json is not valid JSON ({exc})") from None
+    if not isinstance(manifest, dict):
+        raise BundleRejected("bad_manifest", "manifest.json must be a JSON object")
+    version = manifest.get("submission_schema_version")
+    if type(version) is not int or version != SUBMISSION_SCHEMA_VERSION:
+        raise BundleRejected("bad_schema_version", f"submission_schema_version is {version!r}; this Portal reads "
+                             f"version {SUBMISSION_SCHEMA_VERSION}")
+    for key in ("instances", "files"):
+        if not isinstance(manifest.get(key), list):
+            raise BundleRejected("bad_manifest", f"manifest.json: '{key}' must be a list")
+    if type(manifest.get("instance_count")) is not int or manifest["instance_count"] != len(manifest["instances"]):
+        raise BundleRejected("bad_manifest", "manifest.json: instance_count does not match the instances list")
+    for key in ("created_at", "framework_version", "note", "benchmark_repo"):
+        if manifest.get(key) is not None and not isinstance(manifest[key], str):
+            raise BundleRejected("bad_manifest", f"manifest.json: '{key}' must be a string or null")
+    if not is_seed42_repo(manifest.get("benchmark_repo")):
+        raise BundleRejected("bad_benchmark_repo", f"benchmark_repo {manifest['benchmark_repo']!r} is not the "
+                             "seed42 dataset (use seed42 or Apexintelligence-AI/ASI-Bench-seed42, or leave it out)")
+    return manifest
+
+
+def _check_digest(path: str, shipped: _Shipped | None, sha256: Any, size: Any) -> None:
+    if shipped is None:
+        raise BundleRejected("missing_file", f"{path}: listed in the manifest but not in the archive")
+    if type(size) is not int or not isinstance(sha256, str):
+        raise BundleRejected("bad_manifest", f"{path}: the manifest entry needs a sha256 string and an int bytes")
+    if shipped.bytes != size:
+        raise BundleRejected("size_mismatch", f"{path}: {shipped.bytes} bytes, the manifest says {size}")
+    if shipped.sha256 != sha256.lower():
+        raise BundleRejected("hash_mismatch", f"{path}: sha256 does not match the manifest")
+
+
+def _check_files_index(manifest: dict[str, Any], files: dict[str, _Shipped]) -> set[str]:
+    indexed: set[str] = set()
+    for item in manifest["files"]:
+        path = item.get("path") if isinstance(item, dict) else None
+        if not isinstance(path, str) or not safe_relative_path(path):
+            raise BundleRejected("bad_manifest", f"files[]: {path!r} is not a safe relative path")
+        if path in indexed:
+            raise BundleRejected("bad_manifest", f"files[]: {path} is listed twice")
+        indexed.add(path)
+        _check_digest(path, files.get(path), item.get("sha256"), item.get("bytes"))
+    return indexed
+
+
+def _sandbox_subset(provenance: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    provenance = provenance if isinstance(provenance, dict) else {}
+    agent = provenance.get("agent") if isinstance(provenance.get("agent"), dict) else {}
+    sandbox = provenance.get("sandbox") if isinstance(provenance.get("sandbox"), dict) else None
+    subset: dict[str, Any] = {
+        "agent": {key: agent.get(key) for key in
+                  ("agent_name", "adapter_class", "tool_mode", "allow_external_tools", "cmd_template")
+                  if key in agent},
+    }
+    config = agent.get("config") if isinstance(agent.get("config"), dict) else {}
+    # Only the configuration that identifies the run; anything else may hold credentials.
+    described = {key: str(config[key])[:200] for key in ("model", "effort", "reasoning_effort") if config.get(key)}
+    if described:
+        subset["agent"]["config"] = described
+    if sandbox is not None:
+        subset["sandbox"] = {key: sandbox.get(key) for key in
+                             ("requested_mode", "effective_mode", "enforcement_status", "verification_status",
+                              "image_identity") if key in sandbox}
+    return subset, sandbox
+
+
+def _check_sandbox(base: str, sandbox: dict[str, Any] | None, accepted: Collection[str]) -> None:
+    if sandbox is None or not sandbox.get("effective_mode"):
+        raise BundleRejected("sandbox_policy", f"{base}: provenance.sandbox is missing; re-run with a current "
+                             "`asibench run --sandbox ...`")
+    mode = sandbox["effective_mode"]
+    if mode not in accepted:
+        allowed = ", ".join(sorted(accepted)) or "none"
+        raise BundleRejected("sandbox_policy", f"{base}: sandbox mode {mode!r} is not accepted for this dataset "
+                             f"(accepted: {allowed})")
+    if mode == "os":
+        identity = sandbox.get("image_identity")
+        if sandbox.get("verification_status") != "docker_container" or not (
+                isinstance(identity, str) and identity.strip()):
+            raise BundleRejected("sandbox_policy", f"{base}: sandbox mode 'os' needs verification_status "
+                                 "docker_container and an image_identity")
+
+
+def _check_identity(item: dict[str, Any], seen: set[str], known: Callable[[str], bool]) -> tuple[str, str, str, int]:
+    base = item.get("base_name")
+    if not isinstance(base, str) or not base or "/" in base or "\\" in base or base in (".", ".."):
+        raise BundleRejected("bad_identity", f"instances[]: base_name {base!r} is not a plain folder name")
+    if base in seen:
+        raise BundleRejected("duplicate_instance", f"{base}: appears twice in the manifest's instances")
+    seen.add(base)
+    instance_id, task_id = item.get("instance_id"), item.get("task_id")
+    if not isinstance(instance_id, str) or not instance_id:
+        raise BundleRejected("bad_identity", f"{base}: instance_id is missing")
+    number = seed_number(instance_id)
+    if number is None:
+        raise BundleRejected("wrong_seed", f"{base}: instance id {instance_id} has no seed suffix; only seed42 "
+                             "instances can be submitted")
+    if number != "42":
+        raise BundleRejected("wrong_seed", f"{base}: instance id {instance_id} is seed{number}; only seed42 "
+                             "instances can be submitted (score seed31415 locally with `asibench score`)")
+    if not isinstance(task_id, str) or task_id != task_id_of(instance_id):
+        raise BundleRejected("bad_identity", f"{base}: task_id {task_id!r} is not the part of {instance_id} "
+                             "before '__'")
+    if not known(instance_id):
+        raise BundleRejected("unknown_instance", f"{base}: {instance_id} is not an instance of this dataset")
+    level = item.get("prompt_level")
+    if level not in PROMPT_LEVELS:
+        raise BundleRejected("bad_prompt_level", f"{base}: prompt_level {level!r} is not one of b1, b2, b3, b4")
+    attempt = item.get("attempt")
+    if type(attempt) is not int or attempt < 1:
+        raise BundleRejected("bad_identity", f"{base}: attempt {attempt!r} must be an integer >= 1")
+    if not base_name_matches(base, instance_id, level, attempt):
+        raise BundleRejected("bad_base_name", f"{base}: expected {instance_id}__{level} (attempt 1) or "
+                             f"{instance_id}__{level}__attempt{attempt}")
+    return base, instance_id, task_id, attempt
+
+
+def _check_result(base: str, item: dict[str, Any], result: dict[str, Any] | None) -> None:
+    path = f"{INSTANCES_DIR}/{base}/{RESULT_NAME}"
+    if item.get("result_file") != path:
+        raise BundleRejected("bad_manifest", f"{base}: result_file must be {path}")
+    if result is None:
+        raise BundleRejected("missing_file", f"{path}: listed in the manifest but not in the archive")
+    for key, default in (("instance_id", None), ("task_id", None), ("prompt_level", ""), ("attempt", 1),
+                         ("status", "")):
+        if result.get(key) != item.get(key, default):
+            raise BundleRejected("result_mismatch", f"{path}: {key} is {result.get(key)!r} but the manifest says "
+                                 f"{item.get(key, default)!r}")
+
+
+def _check_outputs(base: str, item: dict[str, Any], files: dict[str, _Shipped], result: dict[str, Any]
+                   ) -> tuple[list[VerifiedOutput], list[str], set[str]]:
+    prefix = f"{INSTANCES_DIR}/{base}/"
+    listed = item.get("output_files", [])
+    if not isinstance(listed, list):
+        raise BundleRejected("bad_manifest", f"{base}: output_files must be a list")
+    outputs: list[VerifiedOutput] = []
+    missing: list[str] = []
+    members: set[str] = set()
+    for entry in listed:
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(path, str):
+            raise BundleRejected("bad_manifest", f"{base}: an output_files entry has no path")
+        if entry.get("missing"):
+            missing.append(path)
+            continue
+        if not path.startswith(f"{OUTPUTS_DIR}/") or not safe_relative_path(path):
+            raise BundleRejected("bad_manifest", f"{base}: output path {path!r} must be a safe path under outputs/")
+        member = prefix + path
+        if member in members:
+            raise BundleRejected("bad_manifest", f"{member}: listed twice in output_files")
+        members.add(member)
+        shipped = files.get(member)
+        _check_digest(member, shipped, entry.get("sha256"), entry.get("bytes"))
+        assert shipped is not None
+        rel = path[len(OUTPUTS_DIR) + 1:]
+        claimed = result["persisted"].get(rel)
+        if claimed is not None and claimed.lower() != shipped.sha256:
+            raise BundleRejected("result_mismatch", f"{member}: sha256 differs from persisted_outputs in result.json")
+        outputs.append(VerifiedOutput(path=rel, member=member, sha256=shipped.sha256, bytes=shipped.bytes))
+    return outputs, missing, members
+
+
+def _check_layout(files: dict[str, _Shipped], indexed: set[str], bases: set[str], output_members: set[str],
+                  fti_members: set[str]) -> None:
+    for path in files:
+        parts = path.split("/")
+        if path == MANIFEST_NAME:
+            continue
+        if parts[-1] == MANIFEST_NAME:
+            # Named manifest.json: left out of files[] by the bundler, so it must be a declared output.
+            if path not in output_members:
+                raise BundleRejected("unindexed_file", f"{path}: not listed in its instance's output_files")
+        elif path not in indexed:
+            raise BundleRejected("unindexed_file", f"{path}: not listed in the manifest's files index")
+        if path == RUN_METADATA_NAME:
+            continue
+        if parts[0] != INSTANCES_DIR or len(parts) < 3 or parts[1] not in bases:
+            raise BundleRejected("unexpected_file", f"{path}: not part of any instance in the manifest")
+        rest = parts[2:]
+        if rest == [RESULT_NAME] or path in fti_members:
+            continue
+        if rest[0] != OUTPUTS_DIR or path not in output_members:
+            raise BundleRejected("unexpected_file" if rest[0] != OUTPUTS_DIR else "unindexed_file",
+                                 f"{path}: not listed in its instance's output_files")
+
+
+def verify_bundle_stream(
+    source: BinaryIO,
+    sink: BinaryIO,
+    limits: BundleLimits,
+    known_instance_ids: Callable[[str], bool] | Collection[str],
+    accepted_sandbox_modes: Collection[str],
+    expected_outputs: Callable[[str], list[str]],
+) -> VerifiedBundle:
+    """Verify a `.tar.gz` bundle while copying it from `source` to `sink`; raise BundleRejected if refused.
+
+    `source` is read to its end exactly once (unless a rule fails first: reading then stops at once, and
+    `sink` holds a prefix that the caller should discard). `expected_outputs(task_id)` returns the
+    task's declared output names; entries missing any of them are listed in `incomplete_instances`.
+    """
+    pipeline = _Pipeline(source, sink, limits)
+    pipeline.start()
+    try:
+        scan = _scan_tar(_TarFeed(pipeline), limits)
+        for thread in pipeline.threads:
+            thread.join()
+        if pipeline.error is not None:
+            raise pipeline.error
+    finally:
+        pipeline.close()
+    if scan.top is None:
+        raise BundleRejected("corrupt_tar", "the archive is empty")
+
+    manifest = _parse_manifest(scan.manifest)
+    files = scan.files
+    indexed = _check_files_index(manifest, files)
+    if bool(manifest.get("run_metadata_included")) != (RUN_METADATA_NAME in files):
+        raise BundleRejected("bad_manifest", "run_metadata_included does not match the archive")
+
+    known = _as_lookup(known_instance_ids)
+    seen: set[str] = set()
+    entries: list[VerifiedEntry] = []
+    incomplete: list[str] = []
+    output_members: set[str] = set()
+    fti_members: set[str] = set()
+    declared: dict[str, list[str]] = {}
+    for item in manifest["instances"]:
+        if not isinstance(item, dict):
+            raise BundleRejected("bad_manifest", "instances[]: every entry must be an object")
+        base, instance_id, task_id, attempt = _check_identity(item, seen, known)
+        provenance, sandbox = _sandbox_subset(item.get("provenance"))
+        _check_sandbox(base, sandbox, accepted_sandbox_modes)
+        result = scan.results.get(base)
+        _check_result(base, item, result)
+        assert result is not None
+        fti = item.get("framework_task_info_file")
+        if fti is not None:
+            if fti != f"{INSTANCES_DIR}/{base}/{FRAMEWORK_TASK_INFO_NAME}":
+                raise BundleRejected("bad_manifest", f"{base}: framework_task_info_file has an unexpected path")
+            if fti not in files:
+                raise BundleRejected("missing_file", f"{fti}: listed in the manifest but not in the archive")
+            fti_members.add(fti)
+        outputs, missing, members = _check_outputs(base, item, files, result)
+        output_members |= members
+        if task_id not in declared:
+            declared[task_id] = list(expected_outputs(task_id))
+        shipped = {output.path for output in outputs}
+        if any(name not in shipped for name in declared[task_id]):
+            incomplete.append(base)
+        status = str(item.get("status") or "")
+        entries.append(VerifiedEntry(
+            base_name=base, instance_id=instance_id, task_id=task_id, prompt_level=item["prompt_level"],
+            attempt=attempt, status=status, agent_name=str(item.get("agent_name") or ""), provenance=provenance,
+            outputs=outputs, missing_outputs=missing, timed_out_with_outputs=status == "timeout" and bool(outputs),
+        ))
+    _check_layout(files, indexed, seen, output_members, fti_members)
+
+    return VerifiedBundle(
+        top_dir=scan.top,
+        created_at=manifest.get("created_at"),
+        framework_version=manifest.get("framework_version"),
+        note=manifest.get("note"),
+        benchmark_repo=manifest.get("benchmark_repo"),
+        instance_count=len(entries),
+        run_metadata_included=RUN_METADATA_NAME in files,
+        entries=entries,
+        incomplete_instances=incomplete,
+        archive_sha256=pipeline.archive_hash.hexdigest(),
+        archive_bytes=pipeline.archive_bytes,
+        uncompressed_bytes=pipeline.inflated_bytes,
+        member_count=scan.members,
+    )

@@ -1,0 +1,315 @@
+"""`asibench submit`: the schema-v1 bundle it builds, its refusals, and the upload request (contract §3)."""
+
+import hashlib
+import json
+import tarfile
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_client.formats.bundle import build_bundle, write_archive
+from tests.support import OUR_CLI, run_cli
+
+OS_SANDBOX = {
+    "requested_mode": "os", "effective_mode": "os", "enforcement_status": "fail_closed",
+    "verification_status": "docker_container", "image_identity": "sha256:" + "4e7d" * 16,
+}
+LINUX_NS_SANDBOX = {
+    "requested_mode": "linux_ns", "effective_mode": "linux_ns", "enforcement_status": "fail_closed",
+    "verification_status": "linux_namespace", "image_identity": None,
+}
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_result(
+    results: Path,
+    instance_id: str,
+    level: str,
+    outputs: dict[str, bytes],
+    *,
+    task_id: str | None = None,
+    attempt: int = 1,
+    status: str = "completed",
+    sandbox: dict[str, Any] | None = OS_SANDBOX,
+    missing: tuple[str, ...] = (),
+    base_name: str | None = None,
+) -> str:
+    """One result as `asibench run` writes it (contract §5.3-5.6): JSON, persisted outputs, task info."""
+    task_id = task_id or instance_id.split("__")[0]
+    base = base_name or (f"{instance_id}__{level}" + (f"__attempt{attempt}" if attempt > 1 else ""))
+    task_dir = results / task_id
+    files: list[dict[str, Any]] = []
+    for name, data in outputs.items():
+        target = task_dir / f"{base}.outputs" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        files.append({"path": name, "sha256": sha(data), "bytes": len(data)})
+    files += [{"path": name, "missing": True} for name in missing]
+    provenance: dict[str, Any] = {"agent": {"agent_name": "codex_cli", "adapter_class": "CodexCLIAdapter",
+                                            "tool_mode": "restricted", "config": {"api_key": "<redacted>"}}}
+    if sandbox is not None:
+        provenance["sandbox"] = sandbox
+    result = {
+        "result_schema_version": 1, "instance_id": instance_id, "task_id": task_id, "attempt": attempt,
+        "prompt_level": level, "agent_name": "CodexCLIAdapter", "parameters": {}, "final_score": 99.5,
+        "score_results": [{"scorer_name": "self_reported", "score": 99.5}], "status": status,
+        "execution_time_seconds": 12.5, "provenance": provenance,
+        "agent_output": {"status": status, "persisted_outputs": {"dir": f"{base}.outputs", "files": files}},
+    }
+    task_dir.mkdir(parents=True, exist_ok=True)
+    (task_dir / f"{base}.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    (task_dir / f"{base}.model_calls.json").write_text("[]", encoding="utf-8")
+    (task_dir / f"{base}.trajectory.json").write_text('{"task_id": "x", "instance_id": "y"}', encoding="utf-8")
+    (task_dir / f"{base}.agent_stderr.log").write_text("secret log", encoding="utf-8")
+    info_dir = results / "instances" / instance_id
+    info_dir.mkdir(parents=True, exist_ok=True)
+    (info_dir / "framework_task_info.json").write_text(
+        json.dumps({"schema_version": 3, "task_id": "task_3f9a0c1b7d2e", "instance_id": instance_id}),
+        encoding="utf-8")
+    return base
+
+
+def make_results(root: Path, **overrides: Any) -> Path:
+    """A seed42 run of math.roots_demo at b3 (complete), b4 (timeout, one missing output) and a b3 retry."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "run_metadata.json").write_text(json.dumps({"framework_version": "0.2.0", "git_commit": "abc1234"}))
+    (root / "eval_config.json").write_text(json.dumps({"task_id": "x", "instance_id": "y"}))
+    iid = "math.roots_demo__seed42"
+    write_result(root, iid, "b3", {"roots.npy": b"\x93NUMPY" + bytes(range(200)), "solve.py": b"print(1)\n",
+                                   "nested/manifest.json": b'{"agent": "file"}'}, **overrides)
+    write_result(root, iid, "b4", {"solve.py": b"print(2)\n"}, status="timeout", missing=("roots.npy",),
+                 **overrides)
+    write_result(root, iid, "b3", {"roots.npy": b"\x93NUMPY" + bytes(100), "solve.py": b"print(3)\n"},
+                 attempt=2, **overrides)
+    return root
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return make_results(tmp_path / "out")
+
+
+@pytest.fixture
+def env(cli_home: dict[str, str]) -> dict[str, str]:
+    return cli_home
+
+
+def test_the_bundle_has_the_contract_layout_and_manifest(results: Path, tmp_path: Path) -> None:
+    summary = build_bundle(results, tmp_path / "sub", note="team-x / model-y",
+                           benchmark_repo="Apexintelligence-AI/ASI-Bench-seed42")
+    manifest = json.loads((tmp_path / "sub" / "manifest.json").read_text(encoding="utf-8"))
+    assert summary.manifest == manifest
+    assert manifest["submission_schema_version"] == 1
+    assert manifest["created_at"].endswith("Z") and "+00:00" not in manifest["created_at"]
+    assert manifest["framework_version"] == "0.2.0"
+    assert manifest["benchmark_repo"] == "Apexintelligence-AI/ASI-Bench-seed42"
+    assert manifest["note"] == "team-x / model-y"
+    assert manifest["run_metadata_included"] is True
+    assert manifest["instance_count"] == 3
+    b3, b3_retry, b4 = ("math.roots_demo__seed42__b3", "math.roots_demo__seed42__b3__attempt2",
+                        "math.roots_demo__seed42__b4")
+    assert [entry["base_name"] for entry in manifest["instances"]] == [b3, b3_retry, b4]
+    assert manifest["instances_missing_outputs"] == [b4]
+
+    first = manifest["instances"][0]
+    assert {k: first[k] for k in ("instance_id", "task_id", "prompt_level", "attempt", "agent_name", "status")} == {
+        "instance_id": "math.roots_demo__seed42", "task_id": "math.roots_demo", "prompt_level": "b3",
+        "attempt": 1, "agent_name": "CodexCLIAdapter", "status": "completed"}
+    assert first["result_file"] == f"instances/{b3}/result.json"
+    assert first["framework_task_info_file"] == f"instances/{b3}/framework_task_info.json"
+    roots = b"\x93NUMPY" + bytes(range(200))
+    assert first["output_files"] == [
+        {"path": "outputs/roots.npy", "sha256": sha(roots), "bytes": len(roots)},
+        {"path": "outputs/solve.py", "sha256": sha(b"print(1)\n"), "bytes": 9},
+        {"path": "outputs/nested/manifest.json", "sha256": sha(b'{"agent": "file"}'), "bytes": 17},
+    ]
+    assert first["missing_outputs"] == []
+    assert first["provenance"]["sandbox"] == OS_SANDBOX
+    last = manifest["instances"][2]
+    assert last["output_files"][-1] == {"path": "roots.npy", "missing": True}
+    assert last["missing_outputs"] == ["roots.npy"]
+
+    paths = [item["path"] for item in manifest["files"]]
+    assert paths == sorted(paths, key=lambda p: p.split("/"))
+    assert "manifest.json" not in paths
+    assert f"instances/{b3}/outputs/nested/manifest.json" not in paths
+    assert f"instances/{b3}/outputs/roots.npy" in paths and "run_metadata.json" in paths
+    for item in manifest["files"]:
+        data = (tmp_path / "sub" / item["path"]).read_bytes()
+        assert item == {"path": item["path"], "sha256": sha(data), "bytes": len(data)}
+    assert (tmp_path / "sub" / "instances" / b3 / "result.json").read_bytes() == \
+        (results / "math.roots_demo" / f"{b3}.json").read_bytes()
+    shipped = {p.relative_to(tmp_path / "sub").as_posix() for p in (tmp_path / "sub").rglob("*") if p.is_file()}
+    assert not any("trajectory" in p or "model_calls" in p or "stderr" in p or "eval_config" in p for p in shipped)
+
+
+def test_the_archive_holds_one_top_dir_in_pax_format(results: Path, tmp_path: Path) -> None:
+    build_bundle(results, tmp_path / "mysub")
+    archive = write_archive(tmp_path / "mysub", tmp_path / "mysub.tar.gz")
+    with tarfile.open(archive, "r:gz") as tar:
+        names = tar.getnames()
+        assert tar.format == tarfile.PAX_FORMAT
+        assert {name.split("/")[0] for name in names} == {"mysub"}
+        assert names[0] == "mysub"
+        assert "mysub/manifest.json" in names and "mysub/run_metadata.json" in names
+        assert "mysub/instances/math.roots_demo__seed42__b3/outputs" in names
+        assert all(m.isreg() or m.isdir() for m in tar.getmembers())
+
+
+def test_submit_no_upload_builds_locally_and_says_not_submitted(results: Path, tmp_path: Path,
+                                                               env: dict[str, str]) -> None:
+    out = tmp_path / "bundle.tar.gz"
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--output", str(out), "--no-upload",
+                      "--note", "n1", "--benchmark-repo", "seed42"], env)
+    assert result.returncode == 0, result.stderr
+    assert "NOT SUBMITTED — nothing was uploaded" in result.stdout
+    assert "instances: 3" in result.stdout
+    assert "math.roots_demo__seed42__b4: missing ['roots.npy']" in result.stdout
+    assert out.is_file() and (tmp_path / "bundle" / "manifest.json").is_file()
+    assert json.loads((tmp_path / "bundle" / "manifest.json").read_text())["note"] == "n1"
+
+
+def test_submit_without_an_endpoint_builds_only(results: Path, env: dict[str, str]) -> None:
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results)], env)
+    assert result.returncode == 0, result.stderr
+    assert "NOT SUBMITTED — nothing was uploaded (no endpoint" in result.stdout
+    assert len(list(results.glob("submission_*.tar.gz"))) == 1
+
+
+def test_submit_keeps_linux_ns_results_for_the_portal_to_judge(tmp_path: Path, env: dict[str, str]) -> None:
+    results = make_results(tmp_path / "out", sandbox=LINUX_NS_SANDBOX)
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--no-upload"], env)
+    assert result.returncode == 0, result.stderr
+
+
+def assert_refused(results: Path, env: dict[str, str], message: str, *extra: str) -> None:
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--endpoint", "http://127.0.0.1:9",
+                      "--token", "asi_pat_aaaaaaaaaaaaaaaaaaaa", *extra], env)
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"Error: {message}"
+    assert not list(results.glob("submission_*")), "nothing may be written"
+
+
+def test_submit_refuses_a_seed31415_run_with_the_local_scoring_hint(tmp_path: Path, env: dict[str, str]) -> None:
+    results = tmp_path / "out"
+    write_result(results, "math.roots_demo__seed31415", "b1", {"roots.npy": b"1"})
+    assert_refused(results, env, "Official result submission only accepts seed42; score seed31415 locally with "
+                   "`asibench score`. Rejected: math.roots_demo__seed31415 (seed31415)")
+
+
+def test_submit_refuses_mixed_seeds_listing_at_most_five(tmp_path: Path, env: dict[str, str]) -> None:
+    results = make_results(tmp_path / "out")
+    for n in range(7):
+        write_result(results, f"math.t{n}__seed7", "b1", {"a.npy": b"1"})
+    shown = ", ".join(f"math.t{n}__seed7 (seed7)" for n in range(5))
+    assert_refused(results, env, "Official result submission only accepts seed42; score seed31415 locally with "
+                   f"`asibench score`. Rejected: {shown}")
+
+
+def test_submit_refuses_an_instance_without_a_seed(tmp_path: Path, env: dict[str, str]) -> None:
+    results = make_results(tmp_path / "out")
+    write_result(results, "math.roots_demo__grid255", "b1", {"a.npy": b"1"})
+    write_result(results, "math.roots_demo__xseed42", "b1", {"a.npy": b"1"})
+    assert_refused(results, env, "Official result submission requires every instance_id to end in an official "
+                   "seed suffix; expected seed42. Invalid: math.roots_demo__grid255, math.roots_demo__xseed42")
+
+
+def test_submit_refuses_a_result_without_a_sandbox_record(tmp_path: Path, env: dict[str, str]) -> None:
+    results = tmp_path / "out"
+    write_result(results, "math.roots_demo__seed42", "b1", {"a.npy": b"1"}, sandbox=None)
+    assert_refused(results, env, "Every result must record the sandbox it ran in (provenance.sandbox with an "
+                   "effective_mode); re-run these with a current `asibench run`. Invalid: math.roots_demo__seed42")
+
+
+def test_submit_refuses_a_benchmark_repo_that_is_not_seed42(results: Path, env: dict[str, str]) -> None:
+    assert_refused(results, env, "benchmark_repo must identify the official seed42 dataset "
+                   "(Apexintelligence-AI/ASI-Bench-seed42), got 'seed31415'", "--benchmark-repo", "seed31415")
+
+
+def test_submit_without_results_says_so(tmp_path: Path, env: dict[str, str]) -> None:
+    (tmp_path / "empty").mkdir()
+    assert_refused(tmp_path / "empty", env,
+                   f"No per-instance result JSON found under {tmp_path / 'empty'}. Run `asibench run ...` first.")
+
+
+def test_submit_without_a_token_names_login_and_the_variable(results: Path, env: dict[str, str]) -> None:
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--endpoint", "http://127.0.0.1:9"], env)
+    assert result.returncode == 1
+    assert "`asibench login`" in result.stderr and "ASIBENCH_SUBMIT_TOKEN" in result.stderr
+
+
+class Receiver(BaseHTTPRequestHandler):
+    """Records one upload and answers with the configured status and body."""
+
+    seen: dict[str, Any] = {}
+    answer: tuple[int, dict[str, Any]] = (201, {})
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        length = int(self.headers["Content-Length"])
+        body = bytearray()
+        while len(body) < length:
+            body += self.rfile.read(min(65536, length - len(body)))
+        type(self).seen.update(path=self.path, headers=dict(self.headers), body=bytes(body))
+        status, reply = type(self).answer
+        payload = json.dumps(reply).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, type[Receiver]]]:
+    handler = type("R", (Receiver,), {"seen": {}, "answer": (201, {})})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+    server.server_close()
+
+
+def test_submit_uploads_the_raw_archive_and_prints_the_draft_banner(results: Path, tmp_path: Path,
+                                                                    env: dict[str, str], receiver: Any) -> None:
+    url, handler = receiver
+    handler.answer = (201, {"submission_id": "sub_1", "status": "draft", "integrity_ok": True,
+                            "incomplete_instances": ["math.roots_demo__seed42__b4"], "message": "Parsed 3 results.",
+                            "confirm_url": f"{url}/submit/submissions/sub_1"})
+    out = tmp_path / "run1.tar.gz"
+    env = {**env, "ASIBENCH_SUBMIT_TOKEN": "asi_pat_envtokenenvtoken"}
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--output", str(out),
+                      "--endpoint", f"{url}/submit/settings"], env)
+    assert result.returncode == 0, result.stderr
+    seen = handler.seen
+    assert seen["path"] == "/api/v1/submissions/bundle"
+    assert seen["body"] == out.read_bytes()
+    assert seen["headers"]["Content-Type"] == "application/gzip"
+    assert seen["headers"]["X-ASIBench-Filename"] == "run1.tar.gz"
+    assert seen["headers"]["Authorization"] == "Bearer asi_pat_envtokenenvtoken"
+    assert seen["headers"]["Content-Length"] == str(out.stat().st_size)
+    for line in ("submission_id: sub_1", "status: draft", "integrity: OK", "incomplete instances: 1",
+                 "Parsed 3 results.", "DRAFT", f"{url}/submit/submissions/sub_1"):
+        assert line in result.stdout
+    assert "NOT SUBMITTED" not in result.stdout
+
+
+def test_submit_fails_with_the_portals_detail_on_a_refusal(results: Path, env: dict[str, str],
+                                                           receiver: Any) -> None:
+    url, handler = receiver
+    handler.answer = (400, {"detail": "wrong_seed: instance id x is seed31415"})
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--endpoint", url,
+                      "--token", "asi_pat_explicitexplicit"], env)
+    assert result.returncode == 1
+    assert "Error: HTTP 400: wrong_seed: instance id x is seed31415" in result.stderr
+    assert handler.seen["headers"]["Authorization"] == "Bearer asi_pat_explicitexplicit"

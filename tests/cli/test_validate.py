@@ -1,0 +1,73 @@
+"""`asibench validate --pre-submit`: static checks, ids, determinism, seeds, GT self-check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_client.validation import validate_task_dir
+from tests.cli.agent_runs import REPO, cli, cli_env
+
+pytestmark = pytest.mark.slow
+CHECKS = ["static", "required_files", "task_id", "generator_contract", "determinism", "seeds", "gt_selfcheck"]
+
+
+def scaffold(tmp_path: Path, name: str = "demo_task") -> Path:
+    done = cli(["task", "create", "--domain", "math", "--name", name, "--tasks-dir", str(tmp_path / "tasks")],
+               cli_env(tmp_path / "home"))
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "tasks" / "math" / name
+
+
+def validate(task_dir: Path, home: Path):  # noqa: ANN201
+    return cli(["validate", "--pre-submit", str(task_dir)], cli_env(home))
+
+
+def test_a_real_catalog_task_passes(tmp_path: Path) -> None:
+    done = validate(REPO / "tasks" / "materials" / "diatomic_chain_phonons", tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in CHECKS:
+        assert f"[PASS] {name}" in done.stdout
+    assert "reference scores 100/100" in done.stdout
+
+
+def test_a_fresh_scaffold_passes_every_check(tmp_path: Path) -> None:
+    report = validate_task_dir(scaffold(tmp_path))
+    assert [(c.name, c.ok) for c in report.checks] == [(name, True) for name in CHECKS]
+    assert report.ok and report.task_id == "math.demo_task"
+    assert report.to_dict()["ok"] is True
+
+
+def test_a_non_deterministic_generator_fails_with_the_differing_file(tmp_path: Path) -> None:
+    task = scaffold(tmp_path)
+    generator = task / "generate_gt.py"
+    source = generator.read_text()
+    assert 'np.random.default_rng(p["seed"])' in source
+    generator.write_text(source.replace('np.random.default_rng(p["seed"])', "np.random.default_rng()"))
+    done = validate(task, tmp_path)
+    assert done.returncode == 1
+    assert "[FAIL] determinism" in done.stdout
+    assert "differ in" in done.stdout and "data/matrix.npy" in done.stdout
+    assert "validation failed: determinism" in done.stderr
+
+
+def test_a_broken_task_id_fails_with_the_reason(tmp_path: Path) -> None:
+    task = scaffold(tmp_path)
+    meta = task / "task_meta.yaml"
+    meta.write_text(meta.read_text().replace("id: math.demo_task", "id: math.Demo-Task"))
+    done = validate(task, tmp_path)
+    assert done.returncode == 1
+    assert "[FAIL] task_id" in done.stdout
+    assert "id 'math.Demo-Task' must match" in done.stdout
+
+
+def test_a_missing_prompt_and_generator_fail_and_skip_generation(tmp_path: Path) -> None:
+    task = scaffold(tmp_path)
+    (task / "prompt_b4.md").unlink()
+    (task / "generate_gt.py").unlink()
+    report = validate_task_dir(task)
+    status = {c.name: c.ok for c in report.checks}
+    assert status["required_files"] is False
+    assert "generate_gt.py" in report.checks[1].summary and "prompt_b4.md" in report.checks[1].summary
+    assert status["determinism"] is None and status["gt_selfcheck"] is None and not report.ok
