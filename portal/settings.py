@@ -55,6 +55,8 @@ def env_list(name: str, default: str) -> list[str]:
 
 VAR_DIR = Path(env_str("ASIBENCH_VAR_DIR") or BASE_DIR / "var").resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
+# Tasks accepted through proposals are written here and loaded next to TASKS_DIR.
+PUBLISHED_TASKS_DIR = Path(env_str("ASIBENCH_PUBLISHED_TASKS_DIR") or VAR_DIR / "published_tasks")
 
 DEBUG = env_bool("DEBUG", True)
 
@@ -96,6 +98,7 @@ INSTALLED_APPS = [
     "portal.catalog",
     "portal.submissions",
     "scoring",
+    "proposals",
 ]
 
 MIDDLEWARE = [

@@ -171,6 +171,11 @@ def instance_generate(
     return instance
 
 
+def catalog_roots() -> list[Path]:
+    """Where task directories live: the repository's tasks/ and tasks published from proposals."""
+    return [Path(settings.TASKS_DIR), Path(settings.PUBLISHED_TASKS_DIR)]
+
+
 def _scratch_root() -> Path:
     root = Path(settings.VAR_DIR) / "scratch"
     root.mkdir(parents=True, exist_ok=True)
@@ -179,7 +184,7 @@ def _scratch_root() -> Path:
 
 def catalog_load(
     *,
-    tasks_root: Path | None = None,
+    tasks_root: Path | list[Path] | None = None,
     dataset_names: Iterable[str] = ("seed42", "seed31415"),
     only_tasks: set[str] | None = None,
     echo: Callable[[str], None] | None = None,
@@ -190,12 +195,14 @@ def catalog_load(
     Idempotent and incremental: a task whose files are unchanged keeps its instances.
     A task that fails is reported by name and left out; the others still load.
     """
-    tasks_root = Path(tasks_root or settings.TASKS_DIR)
+    roots = [Path(tasks_root)] if isinstance(tasks_root, (str, Path)) else [
+        Path(r) for r in (tasks_root or catalog_roots())
+    ]
     datasets = {d.name: d for d in datasets_ensure()}
     wanted = [datasets[name] for name in dataset_names]
     report = LoadReport()
     seen: set[str] = set()
-    for directory in discover_task_dirs(tasks_root):
+    for tasks_root, directory in ((root, d) for root in roots for d in discover_task_dirs(root)):
         label = f"{directory.parent.name}/{directory.name}"
         try:
             source = read_task_dir(directory, tasks_root)

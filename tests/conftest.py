@@ -128,26 +128,39 @@ def portal_server(django_db_setup: None, django_db_blocker: object) -> Iterator[
         log.close()
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup: None) -> Iterator[subprocess.Popen]:
-    """A real Celery worker on the Redis broker and the test database."""
+def start_celery_worker(name: str, concurrency: int = 2, extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    """A real Celery worker process (its own process group) on the Redis broker and the test database."""
     OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
-    log = open(OUTPUT_DIR / "celery-worker.log", "w")
-    env = _subprocess_env(test_database_env())
-    proc = subprocess.Popen(
-        [str(VENV_BIN / "celery"), "-A", "portal", "worker", "--loglevel", "INFO", "--concurrency", "2",
-         "--hostname", f"test-worker-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    log = open(OUTPUT_DIR / f"celery-{name}.log", "w")
+    env = _subprocess_env({**test_database_env(), **(extra_env or {})})
+    return subprocess.Popen(
+        [str(VENV_BIN / "celery"), "-A", "portal", "worker", "--loglevel", "INFO", "--concurrency", str(concurrency),
+         "--hostname", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
+
+
+def stop_celery_worker(proc: subprocess.Popen, kill: bool = False) -> None:
+    import signal
+
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGKILL if kill else signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def celery_worker_process(django_db_setup: None) -> Iterator[subprocess.Popen]:
+    """A real Celery worker for one test module (modules that kill workers start their own)."""
+    proc = start_celery_worker("worker")
     try:
         yield proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_celery_worker(proc)
 
 
 @pytest.fixture(scope="session")
@@ -245,18 +258,32 @@ def full_catalog(django_db_setup: None, django_db_blocker: object) -> Iterator[o
 
 
 @pytest.fixture(scope="module")
-def submit_catalog(django_db_setup: None, django_db_blocker: object) -> Iterator[object]:
-    """The two tasks the submission tests use, committed in both datasets."""
+def _submit_catalog_rows(django_db_setup: None, django_db_blocker: object) -> Iterator[list]:
+    """Generate the two tasks the submission tests use once per module; clear them afterwards."""
+    from scoring.models import Dataset, Instance, Task
     from tests.support import SUBMIT_TASKS
 
     with django_db_blocker.unblock():  # type: ignore[attr-defined]
         report = load_catalog(set(SUBMIT_TASKS))
         assert not report.failures, report.failures
-        yield report
+        rows = [list(Dataset.objects.all()), list(Task.objects.all()), list(Instance.objects.all())]
+        yield rows
         from portal.submissions.models import Submission
 
         Submission.objects.all().delete()
         clear_catalog()
+
+
+@pytest.fixture
+def submit_catalog(_submit_catalog_rows: list, django_db_blocker: object) -> list:
+    """The submission tests' catalog, committed; restored (rows only, files stay) after a flush."""
+    from scoring.models import Instance
+
+    with django_db_blocker.unblock():  # type: ignore[attr-defined]
+        if not Instance.objects.exists():
+            for model_rows in _submit_catalog_rows:
+                type(model_rows[0]).objects.bulk_create(model_rows)
+    return _submit_catalog_rows
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,9 @@
 """POST /api/v1/submissions/bundle: verified while it streams, parked as a private draft."""
 
 import gzip
-import os
 import io
 import json
+import os
 import tarfile
 from pathlib import Path
 

@@ -1,0 +1,122 @@
+"""A confirmed run is scored end to end by real Celery workers on Redis + PostgreSQL, in bubblewrap.
+
+Worker deaths and duplicate deliveries never drop or double-count a score.
+"""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from portal.celery import app
+from portal.submissions import services as submissions
+from portal.submissions.models import Submission
+from scoring.models import InstanceScore, ScoringRun
+from scoring.tasks import score_submission
+from tests.conftest import start_celery_worker, stop_celery_worker
+from tests.support import bundle_of
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+FAST_REDELIVERY = {"CELERY_VISIBILITY_TIMEOUT": "8"}
+
+
+@pytest.fixture(autouse=True)
+def _empty_queue():
+    app.control.purge()
+    yield
+    app.control.purge()
+
+
+def confirmed_run(persona, results: Path, tmp_path: Path) -> Submission:
+    archive = bundle_of(results, tmp_path / f"{results.name}.tar.gz")
+    with archive.open("rb") as stream:
+        intake = submissions.submission_intake(user=persona.user, stream=stream, content_length=None,
+                                               filename=archive.name)
+    return submissions.submission_confirm(user=persona.user, submission_id=str(intake.submission.id))
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def wait_until_scored(run: Submission, timeout: float = 300) -> Submission:
+    wait_for(lambda: Submission.objects.get(id=run.id).status in ("scored", "failed"), timeout, "scoring")
+    return Submission.objects.get(id=run.id)
+
+
+def test_a_confirmed_reference_run_is_scored_end_to_end(
+    submit_catalog, submitter, run_results, tmp_path, celery_worker_process
+):
+    run = confirmed_run(submitter, run_results["reference"], tmp_path)
+    assert run.status == "queued"
+    run = wait_until_scored(run)
+    assert run.status == "scored", run.status_reason
+    scoring = ScoringRun.objects.get(submission=run)
+    assert scoring.status == "complete" and scoring.number == 1
+    levels = scoring.aggregate["levels"]
+    assert all(levels[level] >= 95 for level in ("b1", "b2", "b3", "b4")), levels
+    assert scoring.aggregate["overall"] == pytest.approx(run.overall_score)
+    assert set(scoring.aggregate["tasks"]) == {"chemistry.counterpoise_cbs_energies", "robotics.minimum_snap_trajectory"}
+    assert set(scoring.aggregate["domains"]) == {"chemistry", "robotics"}
+    scores = InstanceScore.objects.filter(scoring_run=scoring)
+    assert scores.count() == run.entries.count() == 8
+    for score in scores.select_related("entry__instance"):
+        assert score.sandbox_backend == "bwrap"
+        assert score.engine_version and score.task_revision == score.entry.instance.task_revision
+        assert score.reference_sha256 == score.entry.instance.reference_sha256
+        assert score.result["score_results"], "per-scorer breakdown is kept for maintainers"
+
+
+def test_a_naive_run_scores_low_and_missing_levels_stay_empty(
+    submit_catalog, other_user, run_results, tmp_path, celery_worker_process
+):
+    run = wait_until_scored(confirmed_run(other_user, run_results["naive"], tmp_path))
+    assert run.status == "scored"
+    aggregate = ScoringRun.objects.get(submission=run).aggregate
+    assert aggregate["overall"] < 40
+    assert aggregate["levels"]["b2"] is None and aggregate["levels"]["b4"] is None
+
+
+def test_killing_the_worker_mid_run_still_scores_every_result_exactly_once(
+    submit_catalog, submitter, run_results, tmp_path
+):
+    first = start_celery_worker("doomed", concurrency=1, extra_env=FAST_REDELIVERY)
+    try:
+        run = confirmed_run(submitter, run_results["reference"], tmp_path)
+        wait_for(lambda: InstanceScore.objects.filter(scoring_run__submission=run).exists(), 120, "a first score")
+        assert InstanceScore.objects.filter(scoring_run__submission=run).count() < 8
+    finally:
+        stop_celery_worker(first, kill=True)
+    second = start_celery_worker("survivor", concurrency=2, extra_env=FAST_REDELIVERY)
+    try:
+        run = wait_until_scored(run, timeout=300)
+    finally:
+        stop_celery_worker(second)
+    assert run.status == "scored"
+    scoring = ScoringRun.objects.get(submission=run)
+    assert InstanceScore.objects.filter(scoring_run=scoring).count() == 8
+    assert scoring.aggregate["results_counted"] == 8
+
+
+def test_two_workers_and_duplicate_deliveries_never_double_count(
+    submit_catalog, submitter, run_results, tmp_path
+):
+    workers = [start_celery_worker(f"twin{i}", concurrency=2) for i in range(2)]
+    try:
+        run = confirmed_run(submitter, run_results["reference"], tmp_path)
+        for _ in range(3):
+            score_submission.delay(str(run.id))
+        run = wait_until_scored(run)
+        time.sleep(3)  # let any duplicate task finish: it must find the work done
+    finally:
+        for worker in workers:
+            stop_celery_worker(worker)
+    assert run.status == "scored"
+    assert ScoringRun.objects.filter(submission=run).count() == 1
+    assert InstanceScore.objects.filter(scoring_run__submission=run).count() == 8
+    assert Submission.objects.get(id=run.id).status == "scored"
