@@ -4,6 +4,7 @@ import click
 
 from cli_client.commands.pull import pull
 from cli_client.commands.task_create import create
+from cli_client.commands.task_submit import submit as task_submit
 
 
 @click.group("task")
@@ -13,3 +14,4 @@ def task_group() -> None:
 
 task_group.add_command(pull)
 task_group.add_command(create)
+task_group.add_command(task_submit)

@@ -14,7 +14,7 @@ from portal.submissions.models import Submission
 from scoring.models import InstanceScore, ScoringRun
 from scoring.tasks import score_submission
 from tests.conftest import start_celery_worker, stop_celery_worker
-from tests.support import bundle_of
+from tests.support import SUBMIT_TASKS, bundle_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 FAST_REDELIVERY = {"CELERY_VISIBILITY_TIMEOUT": "8"}
@@ -61,7 +61,7 @@ def test_a_confirmed_reference_run_is_scored_end_to_end(
     levels = scoring.aggregate["levels"]
     assert all(levels[level] >= 95 for level in ("b1", "b2", "b3", "b4")), levels
     assert scoring.aggregate["overall"] == pytest.approx(run.overall_score)
-    assert set(scoring.aggregate["tasks"]) == {"chemistry.counterpoise_cbs_energies", "robotics.minimum_snap_trajectory"}
+    assert set(scoring.aggregate["tasks"]) == set(SUBMIT_TASKS)
     assert set(scoring.aggregate["domains"]) == {"chemistry", "robotics"}
     scores = InstanceScore.objects.filter(scoring_run=scoring)
     assert scores.count() == run.entries.count() == 8

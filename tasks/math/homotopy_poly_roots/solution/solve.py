@@ -158,6 +158,19 @@ def affine_derivatives(terms: list[list[int]], x: complex, y: complex
     return val, grad, hess
 
 
+def affine_newton(terms: list[list[list[int]]], point: np.ndarray) -> np.ndarray:
+    """Plain Newton on (f1, f2) in affine coordinates; returns the input if it diverges."""
+    z = np.array(point, dtype=complex)
+    for _ in range(50):
+        vals, jac = zip(*(affine_derivatives(t, z[0], z[1])[:2] for t in terms), strict=True)
+        dz = np.linalg.solve(np.array(jac), -np.array(vals))
+        z = z + dz
+        if np.abs(dz).max() < 1e-15 * max(1.0, float(np.abs(z).max())):
+            break
+    scale = max(1.0, float(np.abs(point).max()))
+    return z if np.abs(z - point).max() < 1e-3 * scale else np.asarray(point)
+
+
 def deflate_refine(terms: list[list[list[int]]], point: np.ndarray, rng: np.random.Generator
                    ) -> np.ndarray:
     """Refine a multiple root by one step of deflation (Leykin-Verschelde-Zhao).
@@ -242,8 +255,8 @@ def main() -> None:
 
     roots, mult = [], []
     for members in clusters.values():
-        if len(members) == 1:
-            roots.append(points[members[0]])
+        if len(members) == 1:  # a lone endpoint is a simple root: Newton converges there
+            roots.append(affine_newton(terms, points[members[0]]))
             mult.append(1)
             continue
         # centroid cancels the leading Puiseux terms; deflation then restores full accuracy
