@@ -242,10 +242,14 @@ def load_catalog(task_ids: set[str] | None = None) -> object:
 
 
 def clear_catalog() -> None:
+    from django.db import connections
+
     from scoring.models import Dataset, Task
 
     Task.objects.all().delete()
     Dataset.objects.all().delete()
+    # Module fixtures hold their own connection; close it so the test database can be dropped.
+    connections.close_all()
 
 
 @pytest.fixture(scope="module")

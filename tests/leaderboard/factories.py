@@ -1,0 +1,114 @@
+"""Scored runs built straight in the ORM (bulk), so board tests need no scorer and no sandbox."""
+
+import hashlib
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils import timezone
+
+from portal.submissions.models import Submission, SubmissionEntry
+from scoring.aggregation import ScoredResult, aggregate
+from scoring.models import Dataset, Instance, InstanceScore, ScoringRun, Task
+
+LEVELS = ("b1", "b2", "b3", "b4")
+OS_SANDBOX = {"requested_mode": "os", "effective_mode": "os", "enforcement_status": "fail_closed",
+              "verification_status": "docker_container", "image_identity": "sha256:" + "ab" * 32}
+DEFAULT_DOMAINS = {"chemistry": 2, "math": 2, "biology": 1}
+
+
+def make_catalog(domains: dict[str, int] | None = None, datasets: Sequence[str] = ("seed42", "seed31415"),
+                 ) -> dict[str, list[Instance]]:
+    """Tasks named <domain>.task_<i>, with one instance each in every dataset."""
+    tasks = [Task(id=f"{domain}.task_{i}", domain=domain, name=f"{domain} task {i}", version="1.0", status="final",
+                  revision=1, source_hash="0" * 64, source_dir="/nonexistent")
+             for domain, count in (domains or DEFAULT_DOMAINS).items() for i in range(1, count + 1)]
+    Task.objects.bulk_create(tasks)
+    out = {}
+    for k, name in enumerate(datasets):
+        ds = Dataset.objects.create(name=name, seed=int(name.removeprefix("seed")), official=k == 0,
+                                    accepted_sandbox_modes=["os", "linux_ns"])
+        out[name] = Instance.objects.bulk_create(
+            Instance(instance_id=f"{t.id}__{name}", dataset=ds, task=t, task_revision=1, task_source_hash="0" * 64,
+                     input_archive="x", input_sha256="0" * 64, input_bytes=1, reference_archive="x",
+                     reference_sha256="0" * 64, generator_hash="0" * 64)
+            for t in tasks)
+    return out
+
+
+def profile_score(run: int, task_id: str, level: str) -> float:
+    """Deterministic, falling from B1 to B4 like the benchmark, with per-task spread."""
+    wiggle = int(hashlib.sha256(f"{run}:{task_id}:{level}".encode()).hexdigest()[:6], 16) / 0xFFFFFF
+    base = {"b1": 60.0, "b2": 35.0, "b3": 30.0, "b4": 28.0}[level]
+    return round(max(0.0, min(100.0, base + 30.0 * (wiggle - 0.5) - run % 7)), 3)
+
+
+@dataclass
+class RunSpec:
+    owner: Any
+    instances: list[Instance]
+    agent: str = "claude-code"
+    model: str = "model-a"
+    effort: str = "high"
+    sandbox: str = "os"
+    score: Callable[[str, str], float] = field(default=lambda task, level: profile_score(0, task, level))
+    outputs: Callable[[str, str], list[dict[str, Any]]] | None = None
+    provenance: dict[str, Any] = field(default_factory=lambda: {"agent": {"agent_name": "claude-code"},
+                                                                "sandbox": OS_SANDBOX})
+    timed_out_with_outputs: set[str] = field(default_factory=set)  # base names
+    task_revision: int | None = None  # what the scores record; default: the instance's
+
+
+def _outputs(submission_id: Any, base: str) -> list[dict[str, Any]]:
+    digest = hashlib.sha256(f"{submission_id}:{base}".encode()).hexdigest()
+    return [{"path": "result.json", "member": f"{base}.outputs/result.json", "sha256": digest, "bytes": 10}]
+
+
+def scored_runs(specs: Sequence[RunSpec]) -> list[Submission]:
+    """Scored submissions with entries, one complete ScoringRun each and its InstanceScores, in bulk."""
+    now = timezone.now()
+    submissions = [Submission(owner=s.owner, dataset_id=s.instances[0].dataset_id, status=Submission.Status.SCORED,
+                              archive=f"submissions/{uuid.uuid4()}.tar.gz", archive_sha256=uuid.uuid4().hex * 2,
+                              archive_bytes=1000, framework_version="0.2.0", agent=s.agent, model=s.model,
+                              effort=s.effort, sandbox=s.sandbox, scored_at=now, confirmed_at=now,
+                              report={"tasks_covered": len(s.instances), "tasks_in_dataset": len(s.instances)})
+                   for s in specs]
+    Submission.objects.bulk_create(submissions)
+    entries: list[SubmissionEntry] = []
+    for spec, sub in zip(specs, submissions, strict=True):
+        for inst in spec.instances:
+            for level in LEVELS:
+                base = f"{inst.instance_id}__{level}"
+                entries.append(SubmissionEntry(
+                    submission=sub, base_name=base, instance=inst, task_id=inst.task_id, prompt_level=level,
+                    result_status="completed",
+                    outputs=spec.outputs(base, level) if spec.outputs else _outputs(sub.id, base),
+                    timed_out_with_outputs=base in spec.timed_out_with_outputs, provenance=spec.provenance))
+    SubmissionEntry.objects.bulk_create(entries, batch_size=2000)
+    by_sub: dict[Any, list[SubmissionEntry]] = {}
+    for e in entries:
+        by_sub.setdefault(e.submission_id, []).append(e)
+    runs, scores = [], []
+    for spec, sub in zip(specs, submissions, strict=True):
+        results = [ScoredResult(e.instance_id, e.task_id, e.prompt_level, 1, True, spec.score(e.task_id, e.prompt_level))
+                   for e in by_sub[sub.id]]
+        runs.append(ScoringRun(submission=sub, number=1, status=ScoringRun.Status.COMPLETE, finished_at=now,
+                               aggregate=aggregate(results)))
+        sub.overall_score = runs[-1].aggregate["overall"]
+    ScoringRun.objects.bulk_create(runs)
+    for spec, sub, run in zip(specs, submissions, runs, strict=True):
+        for e in by_sub[sub.id]:
+            pct = spec.score(e.task_id, e.prompt_level)
+            scores.append(InstanceScore(
+                scoring_run=run, entry=e, outcome="scored", final_score=pct, max_score=100.0, percent=pct,
+                hard_gates_passed=pct > 0, reason="" if pct else "hard gate failed: output missing",
+                engine_version="1.0.0", task_revision=spec.task_revision or 1, reference_sha256="0" * 64,
+                sandbox_backend="bwrap"))
+    InstanceScore.objects.bulk_create(scores, batch_size=2000)
+    Submission.objects.bulk_update(submissions, ["overall_score"])
+    return submissions
+
+
+def scored_run(spec: RunSpec) -> Submission:
+    return scored_runs([spec])[0]
