@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # no caches next to the example agents
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run_agent  # noqa: E402
 

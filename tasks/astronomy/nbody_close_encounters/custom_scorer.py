@@ -40,7 +40,7 @@ class NBodyCloseEncounterTiming(Scorer):
     def score(self, pred_dir: Path, ref_dir: Path, config: dict[str, Any]) -> ScoreDetail:
         weight = float(config.get("weight", 1.0))
         try:
-            ref = json.loads((Path(ref_dir) / config.get("ref_file", "pair_minima_ref.json"))
+            ref = json.loads((Path(ref_dir) / config.get("minima_file", "pair_minima_ref.json"))
                              .read_text(encoding="utf-8"))
             pairs = ref["pairs"]
         except Exception as exc:  # evaluator-side problem

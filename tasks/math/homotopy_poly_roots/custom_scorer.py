@@ -85,8 +85,8 @@ class HomotopyRootMultiplicityMatch(Scorer):
     def score(self, pred_dir: Path, ref_dir: Path, config: dict[str, Any]) -> ScoreDetail:
         weight = float(config.get("weight", 1.0))
         try:
-            ref = _load_roots(Path(ref_dir) / config.get("ref_file", "roots_ref.npy"))
-            ref_mult = np.load(Path(ref_dir) / config.get("ref_multiplicity_file", "multiplicities_ref.npy"))
+            ref = _load_roots(Path(ref_dir) / config.get("ref_roots_file", "roots_ref.npy"))
+            ref_mult = np.load(Path(ref_dir) / config.get("ref_file", "multiplicities_ref.npy"))
         except Exception as exc:  # evaluator-side problem
             return ScoreDetail(MULT_NAME, 0.0, weight, False, {"error": str(exc)}, "reference unreadable")
         try:

@@ -120,3 +120,51 @@ def test_two_workers_and_duplicate_deliveries_never_double_count(
     assert ScoringRun.objects.filter(submission=run).count() == 1
     assert InstanceScore.objects.filter(scoring_run__submission=run).count() == 8
     assert Submission.objects.get(id=run.id).status == "scored"
+
+
+def tamper_outputs(results: Path, dest: Path, task_id: str, output_name: str) -> dict[str, str]:
+    """Copy a results dir and replace one declared output per level with a bad file."""
+    import hashlib
+    import json
+    import shutil
+
+    import numpy as np
+
+    shutil.copytree(results, dest)
+    bad_files = {
+        "b1": ("pickled", lambda p: np.save(p, np.array([{"evil": 1}], dtype=object), allow_pickle=True)),
+        "b2": ("nan", lambda p: np.save(p, np.full(np.load(p).shape, np.nan))),
+        "b3": ("shape", lambda p: np.save(p, np.zeros((1, 1)))),
+        "b4": ("garbage", lambda p: p.write_bytes(b"not an npy file at all")),
+    }
+    kinds = {}
+    for result_file in (dest / task_id).glob(f"{task_id}__seed42__b*.json"):
+        level = result_file.stem.rsplit("__", 1)[1]
+        kind, write_bad = bad_files[level]
+        output = dest / task_id / f"{result_file.stem}.outputs" / output_name
+        write_bad(output)
+        data = json.loads(result_file.read_text())
+        for entry in data["agent_output"]["persisted_outputs"]["files"]:
+            if entry["path"] == output_name:
+                entry["sha256"] = hashlib.sha256(output.read_bytes()).hexdigest()
+                entry["bytes"] = output.stat().st_size
+        result_file.write_text(json.dumps(data, indent=2))
+        kinds[f"{task_id}__seed42__{level}"] = kind
+    return kinds
+
+
+def test_malformed_outputs_score_zero_with_a_reason_and_never_stall_the_run(
+    submit_catalog, submitter, run_results, tmp_path, celery_worker_process
+):
+    task_id = "chemistry.counterpoise_cbs_energies"
+    kinds = tamper_outputs(run_results["reference"], tmp_path / "tampered", task_id, "cbs_interaction.npy")
+    assert len(kinds) == 4
+    run = wait_until_scored(confirmed_run(submitter, tmp_path / "tampered", tmp_path))
+    assert run.status == "scored"
+    for score in InstanceScore.objects.filter(scoring_run__submission=run).select_related("entry"):
+        if score.entry.base_name in kinds:
+            assert score.percent == 0, (kinds[score.entry.base_name], score.result)
+            assert score.reason, kinds[score.entry.base_name]
+            assert not score.hard_gates_passed
+        else:
+            assert score.percent >= 95

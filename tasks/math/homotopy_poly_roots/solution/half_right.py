@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+sys.dont_write_bytecode = True  # keep the task's solution/ directory free of caches
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from solve import HomogeneousSystem, Homotopy, newton_at_one  # noqa: E402
 
