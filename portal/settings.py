@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "portal.accounts",
     "portal.catalog",
     "portal.submissions",
+    "leaderboard",
     "scoring",
     "proposals",
 ]
@@ -323,3 +324,5 @@ CELERY_BEAT_SCHEDULE = {
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
 SCORING_MEMORY_BYTES = env_int("ASIBENCH_SCORING_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
+# Task proposal file sync (client contract §4.3, §9.5): 100 MiB of files plus multipart overhead.
+PROPOSAL_MAX_BODY_BYTES = env_int("ASIBENCH_PROPOSAL_MAX_BODY_BYTES", 110 * 1024 * 1024, minimum=1)

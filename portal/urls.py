@@ -10,6 +10,7 @@ from portal.accounts import apis as account_apis
 from portal.accounts import views as account_views
 from portal.catalog import urls as catalog_urls
 from portal.submissions import urls as submission_urls
+from proposals import urls as proposal_urls
 
 api_v1 = [
     path("me", account_apis.MeApi.as_view(), name="api-me"),
@@ -17,6 +18,8 @@ api_v1 = [
     path("cli/device-token", account_apis.DeviceTokenApi.as_view(), name="api-device-token"),
     *catalog_urls.api_urls,
     *submission_urls.api_urls,
+    *proposal_urls.api_urls,
+    path("leaderboard", include("leaderboard.urls_api")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
 
@@ -26,6 +29,7 @@ submit_pages = [
     path("settings/tokens/<uuid:token_id>/revoke", account_views.token_revoke, name="token-revoke"),
     path("activate", account_views.activate_page, name="activate"),
     *submission_urls.page_urls,
+    *proposal_urls.page_urls,
 ]
 
 urlpatterns = [
@@ -37,4 +41,5 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("submit", RedirectView.as_view(url="/submit/dashboard")),
     path("submit/", include(submit_pages)),
+    path("leaderboard/", include("leaderboard.urls")),
 ]

@@ -65,8 +65,12 @@ def _outputs(submission_id: Any, base: str) -> list[dict[str, Any]]:
     return [{"path": "result.json", "member": f"{base}.outputs/result.json", "sha256": digest, "bytes": 10}]
 
 
-def scored_runs(specs: Sequence[RunSpec]) -> list[Submission]:
-    """Scored submissions with entries, one complete ScoringRun each and its InstanceScores, in bulk."""
+def scored_runs(specs: Sequence[RunSpec], *, with_results: bool = True) -> list[Submission]:
+    """Scored submissions with entries, one complete ScoringRun each and its InstanceScores, in bulk.
+
+    `with_results=False` keeps only the submission and its scoring aggregate: enough for the
+    public board, which never reads per-result rows, and much faster for hundreds of runs.
+    """
     now = timezone.now()
     submissions = [Submission(owner=s.owner, dataset_id=s.instances[0].dataset_id, status=Submission.Status.SCORED,
                               archive=f"submissions/{uuid.uuid4()}.tar.gz", archive_sha256=uuid.uuid4().hex * 2,
@@ -85,19 +89,20 @@ def scored_runs(specs: Sequence[RunSpec]) -> list[Submission]:
                     result_status="completed",
                     outputs=spec.outputs(base, level) if spec.outputs else _outputs(sub.id, base),
                     timed_out_with_outputs=base in spec.timed_out_with_outputs, provenance=spec.provenance))
-    SubmissionEntry.objects.bulk_create(entries, batch_size=2000)
+    if with_results:
+        SubmissionEntry.objects.bulk_create(entries, batch_size=2000)
     by_sub: dict[Any, list[SubmissionEntry]] = {}
     for e in entries:
         by_sub.setdefault(e.submission_id, []).append(e)
     runs, scores = [], []
     for spec, sub in zip(specs, submissions, strict=True):
-        results = [ScoredResult(e.instance_id, e.task_id, e.prompt_level, 1, True, spec.score(e.task_id, e.prompt_level))
-                   for e in by_sub[sub.id]]
+        results = [ScoredResult(e.instance.instance_id, e.task_id, e.prompt_level, 1, True,
+                                spec.score(e.task_id, e.prompt_level)) for e in by_sub[sub.id]]
         runs.append(ScoringRun(submission=sub, number=1, status=ScoringRun.Status.COMPLETE, finished_at=now,
                                aggregate=aggregate(results)))
         sub.overall_score = runs[-1].aggregate["overall"]
     ScoringRun.objects.bulk_create(runs)
-    for spec, sub, run in zip(specs, submissions, runs, strict=True):
+    for spec, sub, run in zip(specs, submissions, runs, strict=True) if with_results else ():
         for e in by_sub[sub.id]:
             pct = spec.score(e.task_id, e.prompt_level)
             scores.append(InstanceScore(
@@ -112,3 +117,22 @@ def scored_runs(specs: Sequence[RunSpec]) -> list[Submission]:
 
 def scored_run(spec: RunSpec) -> Submission:
     return scored_runs([spec])[0]
+
+
+def published_in_bulk(submissions: Sequence[Submission], actor: Any, name: Callable[[Submission], str]) -> None:
+    """What `review_publish` leaves behind, for many runs at once (distinct configurations assumed)."""
+    from leaderboard.models import LeaderboardEntry, ReviewAction, RunReview
+    from leaderboard.selectors import board_cache_invalidate
+    from leaderboard.services import entry_snapshot
+
+    runs = {r.submission_id: r for r in ScoringRun.objects.filter(submission__in=submissions)}
+    LeaderboardEntry.objects.bulk_create(
+        LeaderboardEntry(submission=s, scoring_run=runs[s.id], dataset_id=s.dataset_id, display_name=name(s),
+                         agent=s.agent, model=s.model, effort=s.effort, sandbox=s.sandbox,
+                         **entry_snapshot(s, runs[s.id]))
+        for s in submissions)
+    RunReview.objects.bulk_create(RunReview(submission=s, state="published", display_name=name(s), decided_by=actor)
+                                  for s in submissions)
+    ReviewAction.objects.bulk_create(ReviewAction(submission=s, actor=actor, kind="publish", display_name=name(s),
+                                                  scoring_number=1) for s in submissions)
+    board_cache_invalidate()

@@ -66,7 +66,8 @@ def test_rejecting_records_the_reason_and_tells_the_owner(run, maintainer, djang
     with pytest.raises(ValidationFailed, match="needs a reason"):
         services.review_reject(submission_id=run.id, actor=maintainer.user, reason="")
     with django_capture_on_commit_callbacks(execute=True):
-        review = services.review_reject(submission_id=run.id, actor=maintainer.user, reason="Outputs copied from run X.")
+        review = services.review_reject(submission_id=run.id, actor=maintainer.user,
+                                        reason="Outputs copied from run X.")
     assert review.state == "rejected" and review.reason == "Outputs copied from run X."
     action = ReviewAction.objects.get(submission=run)
     assert (action.kind, action.reason) == ("reject", "Outputs copied from run X.")

@@ -1,0 +1,33 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard import selectors
+from leaderboard.exports import INTERVAL_METHOD, row_public
+
+
+class LeaderboardApi(APIView):
+    """The public board as JSON: published runs only, the same rows as the page and the CSV."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []  # public and cacheable: no per-user answer
+
+    @extend_schema(
+        parameters=[OpenApiParameter("dataset", str), OpenApiParameter("domain", str),
+                    OpenApiParameter("sort", str), OpenApiParameter("dir", str, enum=["asc", "desc"])],
+        responses={200: dict},
+    )
+    def get(self, request: Request) -> Response:
+        query = selectors.board_query_from(request.query_params, selectors.dataset_choices())
+        rows = selectors.board_rows(query)
+        return Response({
+            "dataset": query.dataset,
+            "domain": query.domain,
+            "sort": query.sort,
+            "dir": "desc" if query.descending else "asc",
+            "interval": INTERVAL_METHOD,
+            "count": len(rows),
+            "rows": [row_public(row) for row in rows],
+        })

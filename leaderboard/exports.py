@@ -1,0 +1,54 @@
+"""The public row shape, shared by the JSON API and the CSV download (one whitelist, one query)."""
+
+import csv
+import io
+from collections.abc import Iterable
+from typing import Any
+
+from leaderboard.figures import COLUMNS
+from leaderboard.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE
+
+
+def row_public(row: dict[str, Any]) -> dict[str, Any]:
+    intervals = row.get("intervals") or {}
+    return {
+        "id": row["id"],
+        "rank": row["rank"],
+        "display_name": row["display_name"],
+        "dataset": row["dataset"],
+        "agent": row["agent"],
+        "model": row["model"],
+        "effort": row["effort"],
+        "sandbox": row["sandbox"],
+        **{column: row[column] for column in COLUMNS},
+        "intervals": {column: intervals.get(column) for column in COLUMNS},
+        "instances_scored": row["instances_scored"],
+        "task_count": row["task_count"],
+        "published_at": row["published_at"].isoformat() if row["published_at"] else None,
+        "scored_at": row["scored_at"].isoformat() if row["scored_at"] else None,
+        "url": f"/leaderboard/entries/{row['id']}/",
+    }
+
+
+INTERVAL_METHOD = {"method": "percentile bootstrap of the mean over tasks", "confidence": CONFIDENCE,
+                   "resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED}
+
+CSV_HEADER = ["rank", "display_name", "dataset", "agent", "model", "effort", "sandbox",
+              *[f"{c}{suffix}" for c in COLUMNS for suffix in ("", "_ci_low", "_ci_high")],
+              "instances_scored", "task_count", "published_at", "scored_at", "url"]
+
+
+def rows_csv(rows: Iterable[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_HEADER)
+    for row in map(row_public, rows):
+        figures = []
+        for column in COLUMNS:
+            bounds = row["intervals"].get(column) or [None, None]
+            figures += [row[column], bounds[0], bounds[1]]
+        writer.writerow([row["rank"], row["display_name"], row["dataset"], row["agent"], row["model"],
+                         row["effort"], row["sandbox"], *["" if v is None else v for v in figures],
+                         row["instances_scored"], row["task_count"], row["published_at"] or "",
+                         row["scored_at"] or "", row["url"]])
+    return out.getvalue()

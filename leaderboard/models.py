@@ -1,0 +1,134 @@
+"""Review decisions, their audit log, integrity flags and the published board rows.
+
+`LeaderboardEntry` is a snapshot taken at publish time (aggregate, bootstrap intervals,
+provenance summary), so that public pages read one table and never the per-result rows.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class RunReview(models.Model):
+    """The maintainers' decision on one run. Absent until the first action."""
+
+    class State(models.TextChoices):
+        PUBLISHED = "published"
+        REJECTED = "rejected"
+        UNPUBLISHED = "unpublished"
+        RESCORING = "rescoring"
+
+    submission = models.OneToOneField(
+        "submissions.Submission", primary_key=True, on_delete=models.CASCADE, related_name="review"
+    )
+    state = models.CharField(max_length=12, choices=State.choices)
+    display_name = models.CharField(max_length=120, blank=True)
+    reason = models.TextField(blank=True)  # the rejection reason, shown to the owner
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    decided_at = models.DateTimeField(default=timezone.now)
+
+
+class ReviewAction(models.Model):
+    """The audit log: who did what to which run, when and why. Rows are never changed."""
+
+    class Kind(models.TextChoices):
+        PUBLISH = "publish"
+        REJECT = "reject"
+        RESCORE = "rescore"
+        UNPUBLISH = "unpublish"
+
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="review_actions")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    reason = models.TextField(blank=True)
+    display_name = models.CharField(max_length=120, blank=True)
+    scoring_number = models.PositiveIntegerField(null=True)  # the scoring the action applied to
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class IntegrityFlag(models.Model):
+    """Something a reviewer should look at before publishing; computed when a run is scored."""
+
+    class Kind(models.TextChoices):
+        DUPLICATE_OUTPUTS = "duplicate_outputs", "outputs byte-identical to another user's run"
+        STALE_TASK_REVISION = "stale_task_revision", "scored against an older task revision"
+        SANDBOX_POLICY = "sandbox_policy", "provenance disagrees with the dataset's sandbox policy"
+        TIMED_OUT_WITH_OUTPUTS = "timed_out_outputs", "marked as timed out but carries outputs"
+
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="integrity_flags")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    base_name = models.CharField(max_length=300, blank=True)
+    detail = models.TextField(blank=True)
+    other_submission = models.ForeignKey(
+        "submissions.Submission", null=True, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["kind", "base_name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "kind", "base_name", "other_submission"],
+                nulls_distinct=False,
+                name="one_flag_per_run_kind_result_and_other",
+            )
+        ]
+
+
+class OutputFingerprint(models.Model):
+    """Digest of one result's outputs, so duplicate detection is an indexed lookup, not a scan."""
+
+    entry = models.OneToOneField(
+        "submissions.SubmissionEntry", primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="+")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    instance_id = models.CharField(max_length=200)
+    prompt_level = models.CharField(max_length=2)
+    digest = models.CharField(max_length=64)
+
+    class Meta:
+        indexes = [models.Index(fields=["digest", "instance_id"], name="fingerprint_lookup")]
+
+
+class LeaderboardEntry(models.Model):
+    """A published run as the public sees it. Only rows of this table are ever public."""
+
+    submission = models.OneToOneField(
+        "submissions.Submission", on_delete=models.CASCADE, related_name="leaderboard_entry"
+    )
+    scoring_run = models.ForeignKey("scoring.ScoringRun", on_delete=models.PROTECT, related_name="+")
+    dataset = models.ForeignKey("scoring.Dataset", on_delete=models.PROTECT, related_name="+")
+    display_name = models.CharField(max_length=120)
+    agent = models.CharField(max_length=200)
+    model = models.CharField(max_length=200)
+    effort = models.CharField(max_length=60)
+    sandbox = models.CharField(max_length=40)
+    # The newest published run of its (dataset, agent, model, effort, sandbox): the board's row.
+    is_current = models.BooleanField(default=True)
+    b1 = models.FloatField(null=True)
+    b2 = models.FloatField(null=True)
+    b3 = models.FloatField(null=True)
+    b4 = models.FloatField(null=True)
+    mean = models.FloatField(null=True)
+    intervals = models.JSONField(default=dict)  # {"b1": [lo, hi], ..., "mean": [lo, hi]}
+    instances_scored = models.PositiveIntegerField(default=0)
+    task_count = models.PositiveIntegerField(default=0)
+    tasks = models.JSONField(default=dict)  # {task_id: {"mean": x, "levels": {b1..b4}}}
+    domains = models.JSONField(default=dict)  # {domain: mean}
+    provenance = models.JSONField(default=dict)  # public summary only: no paths, no owner
+    scored_at = models.DateTimeField(null=True)
+    published_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-mean", "display_name"]
+        indexes = [
+            models.Index(fields=["dataset", "is_current"], name="board_rows"),
+            models.Index(fields=["dataset", "agent", "model", "effort", "sandbox"], name="board_configuration"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name

@@ -1,0 +1,233 @@
+"""Reads for the board and the review queue.
+
+Public readers only ever see `LeaderboardEntry` rows (published runs) turned into whitelisted
+dicts. Board rows are cached under a generation token that publish/unpublish replace, so a
+page costs a fixed handful of queries however many rows the board has.
+"""
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.cache import cache
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+
+from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, figures
+from leaderboard.models import IntegrityFlag, LeaderboardEntry, ReviewAction, RunReview
+from leaderboard.stats import Interval, rank_with_ties
+from portal.errors import NotFound
+from portal.submissions.models import Submission
+from scoring.models import Dataset, InstanceScore, ScoringRun, Task
+
+GENERATION_KEY = "leaderboard:generation"
+CACHE_SECONDS = 24 * 3600
+SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "instances", "date"}
+# What a public row carries, for pages, JSON and CSV alike.
+ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort", "sandbox", *COLUMNS,
+              "intervals", "instances_scored", "task_count", "published_at", "scored_at")
+_BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
+               "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at")
+
+
+def board_generation() -> str:
+    token = cache.get(GENERATION_KEY)
+    if token is None:
+        cache.add(GENERATION_KEY, uuid.uuid4().hex, None)
+        token = cache.get(GENERATION_KEY) or "uncached"
+    return token
+
+
+def board_cache_invalidate() -> None:
+    """Every cached board view becomes unreachable at once; old keys simply expire."""
+    cache.set(GENERATION_KEY, uuid.uuid4().hex, None)
+
+
+@dataclass(frozen=True)
+class BoardQuery:
+    dataset: str
+    domain: str | None = None
+    sort: str = "mean"
+    descending: bool = True
+
+
+def dataset_choices() -> list[Dataset]:
+    return list(Dataset.objects.order_by("-official", "name"))
+
+
+def domain_choices() -> list[str]:
+    return list(Task.objects.filter(status__in=[Task.Status.SAMPLE, Task.Status.FINAL])
+                .order_by("domain").values_list("domain", flat=True).distinct())
+
+
+def default_dataset(datasets: list[Dataset]) -> str:
+    return datasets[0].name if datasets else "seed42"
+
+
+def board_query_from(params: Any, datasets: list[Dataset]) -> BoardQuery:
+    """Parse ?dataset=&domain=&sort=&dir= leniently: unknown values fall back to the defaults."""
+    names = {d.name for d in datasets}
+    dataset = params.get("dataset") or default_dataset(datasets)
+    if dataset not in names:
+        raise NotFound(f"Unknown dataset {dataset!r}.")
+    sort = params.get("sort") or "mean"
+    if sort not in SORT_KEYS:
+        sort = "mean"
+    direction = params.get("dir") or ("asc" if sort in {"rank", "name", "agent", "model", "effort", "sandbox"}
+                                      else "desc")
+    return BoardQuery(dataset=dataset, domain=(params.get("domain") or "").strip() or None, sort=sort,
+                      descending=direction != "asc")
+
+
+def board_rows(query: BoardQuery) -> list[dict[str, Any]]:
+    """The board for a dataset (and domain), sorted. One query on a cold cache, none when warm."""
+    key = f"leaderboard:rows:{board_generation()}:{query.dataset}:{query.domain or '*'}"
+    rows = cache.get(key)
+    if rows is None:
+        rows = _rows_uncached(query.dataset, query.domain)
+        cache.set(key, rows, CACHE_SECONDS)
+    return sort_rows(rows, query.sort, query.descending)
+
+
+def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
+    entries = LeaderboardEntry.objects.filter(dataset_id=dataset, is_current=True)
+    entries = entries.only(*_BOARD_ONLY, "tasks") if domain else entries.only(*_BOARD_ONLY)
+    rows = []
+    for e in entries.order_by("id"):
+        figs = figures(e.tasks, domain) if domain else {
+            **{c: getattr(e, c) for c in COLUMNS}, "intervals": e.intervals,
+            "instances_scored": e.instances_scored, "task_count": e.task_count}
+        if domain and not figs["task_count"]:
+            continue  # this run has no task in the domain
+        rows.append({
+            "id": e.id, "display_name": e.display_name, "dataset": e.dataset_id, "agent": e.agent,
+            "model": e.model, "effort": e.effort, "sandbox": e.sandbox,
+            **{c: figs[c] for c in COLUMNS}, "intervals": figs["intervals"],
+            "instances_scored": figs["instances_scored"], "task_count": figs["task_count"],
+            "published_at": e.published_at, "scored_at": e.scored_at,
+        })
+    ranks = rank_with_ties([_interval(r, "mean") for r in rows])
+    for row, rank in zip(rows, ranks, strict=True):
+        row["rank"] = rank
+    return rows
+
+
+def _interval(row: dict[str, Any], column: str) -> Interval | None:
+    bounds = row["intervals"].get(column)
+    return Interval(row[column], bounds[0], bounds[1]) if bounds and row[column] is not None else None
+
+
+_SORT_FIELD = {"name": "display_name", "instances": "instances_scored", "date": "published_at"}
+
+
+def sort_rows(rows: list[dict[str, Any]], sort: str, descending: bool) -> list[dict[str, Any]]:
+    field = _SORT_FIELD.get(sort, sort)
+    present = [r for r in rows if r.get(field) is not None]
+    missing = [r for r in rows if r.get(field) is None]
+    key = (lambda r: (str(r[field]).lower(), r["id"])) if isinstance(
+        present[0][field] if present else None, str) else (lambda r: (r[field], r["id"]))
+    return sorted(present, key=key, reverse=descending) + missing  # no value: always last
+
+
+def board_charts_data(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the two charts draw: B3 across configurations and the B1→B4 profile of the leaders."""
+    by_b3 = sorted((r for r in rows if r["b3"] is not None), key=lambda r: (-r["b3"], r["id"]))
+    by_mean = sorted((r for r in rows if r["mean"] is not None), key=lambda r: (-r["mean"], r["id"]))
+    level_means = {}
+    for level in LEVELS:
+        values = [r[level] for r in rows if r[level] is not None]
+        level_means[level] = round(sum(values) / len(values), 4) if values else None
+    return {"b3": by_b3[:20], "profile": by_mean[:8], "average": level_means, "total": len(rows)}
+
+
+def entry_public_get(entry_id: int) -> LeaderboardEntry:
+    entry = LeaderboardEntry.objects.filter(id=entry_id).select_related("dataset").first()
+    if entry is None:
+        raise NotFound("No published run with this id.")
+    return entry
+
+
+def entry_public_detail(entry: LeaderboardEntry) -> dict[str, Any]:
+    tasks = [{"task_id": t, "domain": t.split(".", 1)[0], "mean": v.get("mean"),
+              "levels": [v.get("levels", {}).get(lv) for lv in LEVELS]} for t, v in sorted(entry.tasks.items())]
+    return {"entry": entry, "domains": domain_breakdown(entry.tasks), "tasks": tasks,
+            "provenance": entry.provenance, "overall": figures(entry.tasks)}
+
+
+# --- the review side (maintainers only; callers check the role) -------------------------------
+
+QUEUE_TABS = ("pending", "published", "rejected", "unpublished", "all")
+
+
+def review_queue(tab: str) -> QuerySet[Submission]:
+    latest = ScoringRun.objects.filter(submission=OuterRef("pk")).order_by("-number")
+    flags = (IntegrityFlag.objects.filter(submission=OuterRef("pk")).order_by().values("submission")
+             .annotate(n=Count("id")).values("n"))
+    rows = (Submission.objects.select_related("owner", "dataset", "review")
+            .annotate(latest_number=Subquery(latest.values("number")[:1]),
+                      latest_status=Subquery(latest.values("status")[:1]),
+                      latest_aggregate=Subquery(latest.values("aggregate")[:1]),
+                      flag_count=Subquery(flags))
+            .order_by("-scored_at", "-created_at"))
+    if tab == "pending":
+        waiting = Q(review__isnull=True, status__in=[Submission.Status.SCORED, Submission.Status.FAILED])
+        return rows.filter(waiting | Q(review__state=RunReview.State.RESCORING))
+    if tab in ("published", "rejected", "unpublished"):
+        return rows.filter(review__state=tab)
+    return rows.exclude(status__in=[Submission.Status.DRAFT, Submission.Status.WITHDRAWN,
+                                    Submission.Status.EXPIRED])
+
+
+def queue_row(submission: Submission) -> dict[str, Any]:
+    aggregate = submission.latest_aggregate or {}  # type: ignore[attr-defined]
+    levels = aggregate.get("levels") or {}
+    report = submission.report or {}
+    return {
+        "run": submission, "review": getattr(submission, "review", None),
+        "levels": [levels.get(lv) for lv in LEVELS], "overall": aggregate.get("overall"),
+        "results_counted": aggregate.get("results_counted"), "scoring_number": submission.latest_number,  # type: ignore[attr-defined]
+        "scoring_status": submission.latest_status,  # type: ignore[attr-defined]
+        "tasks_covered": report.get("tasks_covered"), "tasks_in_dataset": report.get("tasks_in_dataset"),
+        "incomplete": len(submission.incomplete_instances or []),
+        "flag_count": submission.flag_count or 0,  # type: ignore[attr-defined]
+    }
+
+
+def review_get(submission_id: Any) -> Submission:
+    submission = Submission.objects.select_related("owner", "dataset").filter(id=submission_id).first()
+    if submission is None:
+        raise NotFound("No such run.")
+    return submission
+
+
+def review_detail(submission: Submission) -> dict[str, Any]:
+    scorings = list(ScoringRun.objects.filter(submission=submission).order_by("-number"))
+    current = scorings[0] if scorings else None
+    scores = (list(InstanceScore.objects.filter(scoring_run=current).select_related("entry")
+                   .order_by("entry__base_name")) if current else [])
+    entry = LeaderboardEntry.objects.filter(submission=submission).first()
+    review = RunReview.objects.filter(submission=submission).select_related("decided_by").first()
+    return {
+        "run": submission, "review": review, "entry": entry, "levels": LEVELS,
+        "scorings": [{"run": s, "levels": [(s.aggregate.get("levels") or {}).get(lv) for lv in LEVELS],
+                      "overall": s.aggregate.get("overall"), "results": s.aggregate.get("results_counted")}
+                     for s in scorings],
+        "current": current, "scores": scores,
+        "failures": [s for s in scores if s.outcome == InstanceScore.Outcome.ERROR],
+        "zeros": sum(1 for s in scores if s.percent == 0),
+        "flags": list(IntegrityFlag.objects.filter(submission=submission).select_related("other_submission__owner")),
+        "actions": audit_log(submission),
+        "can_publish": submission.status == Submission.Status.SCORED and current is not None
+        and current.status == ScoringRun.Status.COMPLETE,
+        "republish": entry is not None and current is not None and entry.scoring_run_id != current.id,
+    }
+
+
+def audit_log(submission: Submission) -> list[ReviewAction]:
+    return list(ReviewAction.objects.filter(submission=submission).select_related("actor"))
+
+
+def flag_summary(submission: Submission) -> list[dict[str, Any]]:
+    counts = (IntegrityFlag.objects.filter(submission=submission).values("kind").annotate(n=Count("id"))
+              .order_by("kind"))
+    labels = dict(IntegrityFlag.Kind.choices)
+    return [{"kind": c["kind"], "label": labels.get(c["kind"], c["kind"]), "count": c["n"]} for c in counts]

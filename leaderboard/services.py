@@ -1,0 +1,365 @@
+"""Maintainers' decisions on scored runs, integrity flags, and the owner's e-mails.
+
+Every decision locks the run's row (select_for_update), checks the state it expects, writes
+the decision and its audit-log row in one transaction, and only after commit invalidates the
+board cache and e-mails the owner.
+"""
+
+import hashlib
+import json
+import logging
+from collections import Counter, defaultdict
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from leaderboard.figures import COLUMNS, figures
+from leaderboard.models import IntegrityFlag, LeaderboardEntry, OutputFingerprint, ReviewAction, RunReview
+from leaderboard.selectors import board_cache_invalidate
+from portal.accounts.models import User
+from portal.accounts.selectors import user_is_maintainer
+from portal.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from portal.submissions.models import Submission, SubmissionEntry
+from scoring.models import Dataset, InstanceScore, ScoringRun
+
+logger = logging.getLogger(__name__)
+MAX_NAME = 120
+
+
+def _require_maintainer(actor: User) -> None:
+    if not user_is_maintainer(actor):
+        raise PermissionDenied("Only maintainers can review runs.")
+
+
+def _locked(submission_id: Any) -> Submission:
+    submission = Submission.objects.select_for_update().filter(id=submission_id).first()
+    if submission is None:
+        raise NotFound("No such run.")
+    return submission
+
+
+def _latest_scoring(submission: Submission) -> ScoringRun | None:
+    return ScoringRun.objects.filter(submission=submission).order_by("-number").first()
+
+
+def _log(submission: Submission, actor: User, kind: str, *, reason: str = "", display_name: str = "",
+         scoring: ScoringRun | None = None) -> ReviewAction:
+    return ReviewAction.objects.create(submission=submission, actor=actor, kind=kind, reason=reason,
+                                       display_name=display_name, scoring_number=scoring.number if scoring else None)
+
+
+def _decide(submission: Submission, actor: User, state: str, **fields: Any) -> RunReview:
+    review, _ = RunReview.objects.update_or_create(
+        submission=submission, defaults={"state": state, "decided_by": actor, "decided_at": timezone.now(), **fields}
+    )
+    return review
+
+
+# --- publish / unpublish -----------------------------------------------------------------------
+
+def entry_snapshot(submission: Submission, scoring: ScoringRun) -> dict[str, Any]:
+    """The public figures and provenance summary of one scoring; nothing private goes in."""
+    aggregate = scoring.aggregate or {}
+    tasks = aggregate.get("tasks") or {}
+    figs = figures(tasks)
+    return {
+        **{column: figs[column] for column in COLUMNS},
+        "intervals": figs["intervals"],
+        "instances_scored": int(aggregate.get("results_counted") or figs["instances_scored"]),
+        "task_count": figs["task_count"],
+        "tasks": tasks,
+        "domains": aggregate.get("domains") or {},
+        "provenance": provenance_summary(submission, scoring),
+        "scored_at": scoring.finished_at or submission.scored_at,
+    }
+
+
+def provenance_summary(submission: Submission, scoring: ScoringRun) -> dict[str, Any]:
+    modes: Counter[str] = Counter()
+    enforcement: set[str] = set()
+    verification: set[str] = set()
+    images: set[str] = set()
+    for provenance in SubmissionEntry.objects.filter(submission=submission).values_list("provenance", flat=True):
+        sandbox = (provenance or {}).get("sandbox") or {}
+        modes[str(sandbox.get("effective_mode") or "unknown")] += 1
+        for bucket, key in ((enforcement, "enforcement_status"), (verification, "verification_status"),
+                            (images, "image_identity")):
+            if sandbox.get(key):
+                bucket.add(str(sandbox[key]))
+    scored = (InstanceScore.objects.filter(scoring_run=scoring)
+              .values_list("engine_version", "sandbox_backend", "entry__task_id", "task_revision").distinct())
+    engines, backends, revisions = set(), set(), {}
+    for engine, backend, task_id, revision in scored:
+        engines.add(engine)
+        backends.add(backend)
+        revisions[task_id] = revision
+    return {
+        "agent": submission.agent, "model": submission.model, "effort": submission.effort,
+        "sandbox": submission.sandbox, "client": submission.framework_version,
+        "bundle_created_at": submission.bundle_created_at, "dataset": submission.dataset_id,
+        "sandbox_modes": dict(sorted(modes.items())), "enforcement": sorted(enforcement),
+        "verification": sorted(verification), "images": sorted(images)[:10],
+        "scoring_number": scoring.number, "engine_versions": sorted(engines),
+        "scoring_sandboxes": sorted(backends), "task_revisions": dict(sorted(revisions.items())),
+        "incomplete_results": len(submission.incomplete_instances or []),
+        "bundle_integrity_ok": submission.integrity_ok,
+    }
+
+
+def _refresh_current(dataset_id: str, agent: str, model: str, effort: str, sandbox: str) -> None:
+    """Exactly one row per configuration is current: its newest published run."""
+    same = LeaderboardEntry.objects.filter(dataset_id=dataset_id, agent=agent, model=model, effort=effort,
+                                           sandbox=sandbox)
+    newest = same.order_by("-published_at", "-id").values_list("id", flat=True).first()
+    same.exclude(id=newest).filter(is_current=True).update(is_current=False)
+    if newest is not None:
+        same.filter(id=newest, is_current=False).update(is_current=True)
+
+
+def review_publish(*, submission_id: Any, actor: User, display_name: str) -> LeaderboardEntry:
+    """Publish the run's latest complete scoring under `display_name`. Repeating it changes nothing."""
+    _require_maintainer(actor)
+    name = " ".join((display_name or "").split())
+    if not name:
+        raise ValidationFailed("A display name is required to publish.", code="display_name_required")
+    if len(name) > MAX_NAME:
+        raise ValidationFailed(f"The display name is longer than {MAX_NAME} characters.", code="display_name_long")
+    with transaction.atomic():
+        # Serialise publishes per dataset so "one current row per configuration" cannot race.
+        submission = _locked(submission_id)
+        Dataset.objects.select_for_update().filter(name=submission.dataset_id).first()
+        scoring = _latest_scoring(submission)
+        if submission.status != Submission.Status.SCORED or scoring is None or \
+                scoring.status != ScoringRun.Status.COMPLETE:
+            raise Conflict(f"Only scored runs can be published; this run is {submission.status}.",
+                           code="not_scored")
+        existing = LeaderboardEntry.objects.filter(submission=submission).first()
+        if existing and existing.scoring_run_id == scoring.id and existing.display_name == name:
+            return existing  # pressed twice: same result as once, one audit row
+        entry, _ = LeaderboardEntry.objects.update_or_create(
+            submission=submission,
+            defaults={"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name,
+                      "agent": submission.agent, "model": submission.model, "effort": submission.effort,
+                      "sandbox": submission.sandbox, "published_at": timezone.now(),
+                      **entry_snapshot(submission, scoring)},
+        )
+        _refresh_current(submission.dataset_id, submission.agent, submission.model, submission.effort,
+                         submission.sandbox)
+        _decide(submission, actor, RunReview.State.PUBLISHED, display_name=name, reason="")
+        _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring)
+        transaction.on_commit(board_cache_invalidate)
+        transaction.on_commit(lambda: owner_notify(submission_id=submission.id, kind="published"))
+    entry.refresh_from_db()
+    return entry
+
+
+def review_unpublish(*, submission_id: Any, actor: User, reason: str) -> RunReview:
+    _require_maintainer(actor)
+    why = (reason or "").strip()
+    if not why:
+        raise ValidationFailed("Say why the run is unpublished; the reason goes into the audit log.",
+                               code="reason_required")
+    with transaction.atomic():
+        submission = _locked(submission_id)
+        Dataset.objects.select_for_update().filter(name=submission.dataset_id).first()
+        entry = LeaderboardEntry.objects.filter(submission=submission).first()
+        if entry is None:
+            raise Conflict("This run is not published.", code="not_published")
+        config = (entry.dataset_id, entry.agent, entry.model, entry.effort, entry.sandbox)
+        number = entry.scoring_run.number
+        entry.delete()
+        _refresh_current(*config)
+        review = _decide(submission, actor, RunReview.State.UNPUBLISHED, reason=why)
+        ReviewAction.objects.create(submission=submission, actor=actor, kind=ReviewAction.Kind.UNPUBLISH,
+                                    reason=why, scoring_number=number)
+        transaction.on_commit(board_cache_invalidate)
+    return review
+
+
+# --- reject / rescore --------------------------------------------------------------------------
+
+def review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
+    """Reject with a reason the owner reads on the run page and in an e-mail."""
+    _require_maintainer(actor)
+    why = (reason or "").strip()
+    if not why:
+        raise ValidationFailed("A rejection needs a reason; the owner will read it.", code="reason_required")
+    with transaction.atomic():
+        submission = _locked(submission_id)
+        if LeaderboardEntry.objects.filter(submission=submission).exists():
+            raise Conflict("This run is published; unpublish it before rejecting it.", code="published")
+        if submission.status not in (Submission.Status.SCORED, Submission.Status.FAILED):
+            raise Conflict(f"Only scored or failed runs can be rejected; this run is {submission.status}.",
+                           code="not_scored")
+        current = RunReview.objects.filter(submission=submission).first()
+        if current and current.state == RunReview.State.REJECTED and current.reason == why:
+            return current
+        review = _decide(submission, actor, RunReview.State.REJECTED, reason=why)
+        _log(submission, actor, ReviewAction.Kind.REJECT, reason=why, scoring=_latest_scoring(submission))
+        transaction.on_commit(lambda: owner_notify(submission_id=submission.id, kind="rejected"))
+    return review
+
+
+def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Submission:
+    """Queue a new scoring; earlier scorings stay. A published run keeps its board row until republished."""
+    from scoring.pipeline import submission_rescore
+
+    _require_maintainer(actor)
+    with transaction.atomic():
+        submission = _locked(submission_id)
+        if submission.status not in (Submission.Status.SCORED, Submission.Status.FAILED):
+            raise Conflict(f"Only scored or failed runs can be rescored; this run is {submission.status}.",
+                           code="not_scored")
+        submission = submission_rescore(submission_id=submission.id, requested_by=actor)
+        if not LeaderboardEntry.objects.filter(submission=submission).exists():
+            _decide(submission, actor, RunReview.State.RESCORING, reason="")
+        _log(submission, actor, ReviewAction.Kind.RESCORE, reason=(reason or "").strip(),
+             scoring=_latest_scoring(submission))
+    return submission
+
+
+# --- integrity flags ----------------------------------------------------------------------------
+
+def _outputs_digest(outputs: list[dict[str, Any]]) -> str | None:
+    if not outputs:
+        return None
+    pairs = sorted((str(o.get("path")), str(o.get("sha256"))) for o in outputs)
+    return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()
+
+
+def _sandbox_problem(provenance: dict[str, Any], accepted: set[str]) -> str | None:
+    sandbox = (provenance or {}).get("sandbox") or {}
+    mode = sandbox.get("effective_mode")
+    if not mode:
+        return "no provenance.sandbox.effective_mode recorded"
+    if mode not in accepted:
+        return f"sandbox mode {mode!r} is not accepted for this dataset (accepted: {', '.join(sorted(accepted))})"
+    if mode == "os" and (sandbox.get("verification_status") != "docker_container" or not sandbox.get("image_identity")):
+        return "sandbox mode 'os' without a verified docker_container and image identity"
+    if sandbox.get("requested_mode") and sandbox["requested_mode"] != mode:
+        return f"requested sandbox {sandbox['requested_mode']!r} but ran in {mode!r}"
+    return None
+
+
+def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
+    """Recompute the run's flags from its results and its latest scoring. Safe to repeat."""
+    submission = Submission.objects.select_related("dataset").get(id=submission_id)
+    scoring = _latest_scoring(submission)
+    entries = list(SubmissionEntry.objects.filter(submission=submission).values(
+        "id", "base_name", "instance_id", "prompt_level", "outputs", "timed_out_with_outputs", "provenance"))
+    accepted = set(submission.dataset.accepted_sandbox_modes or [])
+    flags: list[IntegrityFlag] = []
+    prints = []
+    for e in entries:
+        digest = _outputs_digest(e["outputs"])
+        if digest:
+            prints.append(OutputFingerprint(entry_id=e["id"], submission=submission, owner_id=submission.owner_id,
+                                            instance_id=e["instance_id"], prompt_level=e["prompt_level"],
+                                            digest=digest))
+        if e["timed_out_with_outputs"]:
+            flags.append(IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.TIMED_OUT_WITH_OUTPUTS,
+                                       base_name=e["base_name"],
+                                       detail=f"{len(e['outputs'])} output file(s) on a timed-out result"))
+        problem = _sandbox_problem(e["provenance"], accepted)
+        if problem:
+            flags.append(IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.SANDBOX_POLICY,
+                                       base_name=e["base_name"], detail=problem))
+    if scoring is not None:
+        stale = (InstanceScore.objects.filter(scoring_run=scoring)
+                 .exclude(task_revision=F("entry__instance__task__revision"))
+                 .values_list("entry__base_name", "task_revision", "entry__instance__task__revision"))
+        flags += [IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.STALE_TASK_REVISION, base_name=base,
+                                detail=f"scored against task revision {used}; the current revision is {now}")
+                  for base, used, now in stale]
+    mirrored: list[IntegrityFlag] = []
+    with transaction.atomic():
+        OutputFingerprint.objects.bulk_create(prints, batch_size=1000, update_conflicts=True,
+                                              unique_fields=["entry"], update_fields=["digest"])
+        by_key = {(p.digest, p.instance_id, p.prompt_level): p for p in prints}
+        matches: dict[Any, list[str]] = defaultdict(list)
+        others = (OutputFingerprint.objects.filter(digest__in={p.digest for p in prints})
+                  .exclude(owner_id=submission.owner_id)
+                  .values_list("submission_id", "digest", "instance_id", "prompt_level"))
+        for other_id, digest, instance_id, level in others:
+            if (digest, instance_id, level) in by_key:
+                matches[other_id].append(f"{instance_id}__{level}")
+        for other_id, same in matches.items():
+            detail = f"{len(same)} result(s) byte-identical, e.g. {', '.join(sorted(same)[:3])}"
+            flags.append(IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.DUPLICATE_OUTPUTS,
+                                       other_submission_id=other_id, detail=detail))
+            mirrored.append(IntegrityFlag(submission_id=other_id, kind=IntegrityFlag.Kind.DUPLICATE_OUTPUTS,
+                                          other_submission=submission, detail=detail))
+        IntegrityFlag.objects.filter(submission=submission).delete()
+        IntegrityFlag.objects.bulk_create(flags, batch_size=1000)
+        IntegrityFlag.objects.bulk_create(mirrored, ignore_conflicts=True)
+    return flags
+
+
+def integrity_flags_compute_for_run(scoring_run_id: int) -> None:
+    """Completion hook: flags for the run a scoring just finished."""
+    submission_id = ScoringRun.objects.filter(id=scoring_run_id).values_list("submission_id", flat=True).first()
+    if submission_id is not None:
+        integrity_flags_compute(submission_id=submission_id)
+
+
+# --- owner e-mails ------------------------------------------------------------------------------
+
+def _run_url(submission: Submission) -> str:
+    path = f"/submit/submissions/{submission.id}"
+    return settings.PUBLIC_BASE_URL.rstrip("/") + path if settings.PUBLIC_BASE_URL else path
+
+
+def _levels_line(aggregate: dict[str, Any]) -> str:
+    levels = aggregate.get("levels") or {}
+    parts = [f"{lv.upper()} {levels[lv]:.1f}" if levels.get(lv) is not None else f"{lv.upper()} —"
+             for lv in ("b1", "b2", "b3", "b4")]
+    overall = aggregate.get("overall")
+    return " · ".join(parts) + (f" · overall {overall:.1f}" if overall is not None else "")
+
+
+def owner_notify(*, submission_id: Any, kind: str) -> bool:
+    """E-mail the run's owner that it was scored, published or rejected. Never raises."""
+    submission = Submission.objects.select_related("owner").filter(id=submission_id).first()
+    if submission is None:
+        return False
+    short = str(submission.id)[:8]
+    config = " / ".join(x for x in (submission.agent, submission.model, submission.effort) if x) or "your run"
+    if kind == "scored":
+        scoring = _latest_scoring(submission)
+        subject = f"ASI-Bench: run {short} is scored"
+        levels = _levels_line(scoring.aggregate if scoring else {})
+        body = (f"Your run {submission.id} ({config}) on {submission.dataset_id} has been scored"
+                f" (scoring #{scoring.number if scoring else '?'}).\n\n{levels}"
+                "\n\nA maintainer will review it before it can appear on the public leaderboard.")
+    elif kind == "published":
+        entry = LeaderboardEntry.objects.filter(submission=submission).first()
+        if entry is None:
+            return False
+        subject = f"ASI-Bench: run {short} is on the leaderboard"
+        body = (f"Your run {submission.id} ({config}) is published on the {entry.dataset_id} leaderboard as "
+                f"\"{entry.display_name}\".\n\nPublic page: /leaderboard/entries/{entry.id}/")
+    elif kind == "rejected":
+        review = RunReview.objects.filter(submission=submission).first()
+        subject = f"ASI-Bench: run {short} was not published"
+        body = (f"A maintainer reviewed your run {submission.id} ({config}) and did not publish it.\n\n"
+                f"Reason: {review.reason if review else ''}")
+    else:
+        raise ValueError(f"unknown notification {kind!r}")
+    body += f"\n\nYour run: {_run_url(submission)}\n"
+    try:
+        send_mail(subject, body, None, [submission.owner.email])
+    except Exception:  # a mail server outage must not undo a decision or a scoring
+        logger.exception("could not e-mail %s about run %s (%s)", submission.owner.email, submission.id, kind)
+        return False
+    return True
+
+
+def owner_notify_scored(scoring_run_id: int) -> None:
+    """Completion hook: tell the owner the scoring finished."""
+    submission_id = ScoringRun.objects.filter(id=scoring_run_id).values_list("submission_id", flat=True).first()
+    if submission_id is not None:
+        owner_notify(submission_id=submission_id, kind="scored")

@@ -1,0 +1,187 @@
+"""Pages: the public board and its rows, the CSV download, the maintainers' queue and actions.
+
+Review pages answer 404 to anyone who is not a maintainer, signed in or not: the queue's
+existence is not advertised, and the services check the role again.
+"""
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core.cache import cache
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from leaderboard import charts, selectors, services
+from leaderboard.exports import rows_csv
+from leaderboard.figures import COLUMNS, LEVELS
+from portal.accounts.selectors import user_is_maintainer
+from portal.errors import NotFound, PortalError
+
+PAGE_SIZE = 100
+QUEUE_PAGE_SIZE = 50
+_COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), ("agent", "Agent"), ("model", "Model"), ("effort", "Effort"),
+                  ("sandbox", "Sandbox"), *[(c, c.upper() if c != "mean" else "Mean") for c in COLUMNS],
+                  ("instances", "Instances"), ("date", "Published")]
+
+
+def _not_found(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "portal/error.html", {"message": message}, status=404)
+
+
+def board(request: HttpRequest) -> HttpResponse:
+    datasets = selectors.dataset_choices()
+    try:
+        query = selectors.board_query_from(request.GET, datasets)
+    except NotFound as exc:
+        return _not_found(request, exc.detail)
+    base = {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {})}
+    # The table and charts are the same for every visitor: cached as HTML until the next publish.
+    page_no = (request.GET.get("page") or "1")[:8]
+    key = (f"leaderboard:html:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}:"
+           f"{query.sort}:{int(query.descending)}:{page_no}")
+    body = cache.get(key)
+    if body is None:
+        body = _board_body(query, base, page_no)
+        cache.set(key, body, selectors.CACHE_SECONDS)
+    return render(request, "leaderboard/board.html", {
+        "query": query, "datasets": datasets, "domains": selectors.domain_choices(), "body": mark_safe(body),
+        "csv_url": "/leaderboard/export.csv?" + urlencode(base),
+        "api_url": "/api/v1/leaderboard?" + urlencode(base),
+    })
+
+
+def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: str) -> str:
+    rows = selectors.board_rows(query)
+    page = Paginator(rows, PAGE_SIZE).get_page(page_no)
+    headers = []
+    for key, title in _COLUMN_TITLES:
+        active = key == query.sort
+        flip = "asc" if active and query.descending else "desc" if active else (
+            "asc" if key in {"rank", "name", "agent", "model", "effort", "sandbox"} else "desc")
+        headers.append({"key": key, "title": title, "active": active, "numeric": key in COLUMNS or key in
+                        {"rank", "instances"}, "arrow": ("▼" if query.descending else "▲") if active else "",
+                        "url": "?" + urlencode({**base, "sort": key, "dir": flip})})
+    return render_to_string("leaderboard/_board_body.html", {
+        "query": query, "page": page, "rows": page.object_list, "headers": headers, "columns": COLUMNS,
+        "charts": _charts(query, rows), "total": len(rows),
+        "page_query": urlencode({**base, "sort": query.sort, "dir": "desc" if query.descending else "asc"}),
+    })
+
+
+def _charts(query: selectors.BoardQuery, rows: list[dict[str, Any]]) -> dict[str, str]:
+    key = f"leaderboard:charts:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}"
+    drawn = cache.get(key)
+    if drawn is None:
+        data = selectors.board_charts_data(rows)
+        scope = f" · {query.domain}" if query.domain else ""
+        drawn = {"b3": charts.b3_bars(data["b3"], title=f"B3 across agents{scope}"),
+                 "profile": charts.level_profile(data["profile"], data["average"],
+                                                 title=f"Scores from B1 to B4{scope}"),
+                 "shown_b3": len(data["b3"]), "shown_profile": len(data["profile"])}
+        cache.set(key, drawn, selectors.CACHE_SECONDS)
+    return drawn
+
+
+def board_csv(request: HttpRequest) -> HttpResponse:
+    try:
+        query = selectors.board_query_from(request.GET, selectors.dataset_choices())
+    except NotFound as exc:
+        return HttpResponse(exc.detail, status=404, content_type="text/plain")
+    response = HttpResponse(rows_csv(selectors.board_rows(query)), content_type="text/csv; charset=utf-8")
+    name = f"asibench-leaderboard-{query.dataset}{'-' + query.domain if query.domain else ''}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def entry_detail(request: HttpRequest, entry_id: int) -> HttpResponse:
+    try:
+        entry = selectors.entry_public_get(entry_id)
+    except NotFound as exc:
+        return _not_found(request, exc.detail)
+    return render(request, "leaderboard/entry_detail.html", {**selectors.entry_public_detail(entry),
+                                                             "levels": LEVELS})
+
+
+# --- review (maintainers) -----------------------------------------------------------------------
+
+def maintainer_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not user_is_maintainer(request.user):
+            return _not_found(request, "Page not found.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+@maintainer_only
+def review_queue(request: HttpRequest) -> HttpResponse:
+    tab = request.GET.get("tab") or "pending"
+    if tab not in selectors.QUEUE_TABS:
+        tab = "pending"
+    page = Paginator(selectors.review_queue(tab), QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "leaderboard/review_queue.html", {
+        "tab": tab, "tabs": selectors.QUEUE_TABS, "page": page, "levels": LEVELS,
+        "rows": [selectors.queue_row(s) for s in page.object_list],
+    })
+
+
+@maintainer_only
+def review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
+    try:
+        submission = selectors.review_get(submission_id)
+    except NotFound as exc:
+        return _not_found(request, exc.detail)
+    context = selectors.review_detail(submission)
+    context["suggested_name"] = (context["review"].display_name if context["review"] and
+                                 context["review"].display_name else
+                                 " · ".join(x for x in (submission.agent, submission.model, submission.effort) if x))
+    return render(request, "leaderboard/review_detail.html", context)
+
+
+def _act(request: HttpRequest, submission_id: str, action: Callable[..., Any], done: str,
+         **fields: Any) -> HttpResponse:
+    try:
+        action(submission_id=submission_id, actor=request.user, **fields)
+    except NotFound as exc:
+        return _not_found(request, exc.detail)
+    except PortalError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, done)
+    return redirect("review-detail", submission_id=submission_id)
+
+
+@maintainer_only
+@require_POST
+def review_publish(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.review_publish, "Published on the leaderboard.",
+                display_name=request.POST.get("display_name", ""))
+
+
+@maintainer_only
+@require_POST
+def review_reject(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.review_reject, "Rejected; the owner has been told why.",
+                reason=request.POST.get("reason", ""))
+
+
+@maintainer_only
+@require_POST
+def review_rescore(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.review_rescore,
+                "Rescore queued; the earlier scoring is kept for comparison.", reason=request.POST.get("reason", ""))
+
+
+@maintainer_only
+@require_POST
+def review_unpublish(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.review_unpublish, "Removed from the leaderboard.",
+                reason=request.POST.get("reason", ""))

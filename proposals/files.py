@@ -1,0 +1,171 @@
+"""Proposal file bytes in Django storage and the fields a synced task directory provides.
+
+Blobs are content-addressed per proposal (`proposals/<id>/blobs/<sha256>`): an unchanged
+file keeps its blob across syncs and revisions, and a blob is never rewritten in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import IO, Any
+
+import yaml
+from django.core.files import File
+from django.core.files.storage import default_storage
+
+from cli_client.formats.task_files import MULTI_TURN_AGENTS, PROMPT_LEVELS, SUBMISSION_FILE
+
+
+@dataclass(frozen=True)
+class IncomingFile:
+    """A checked file waiting to be stored: normalised name, an open binary handle, size, sha256."""
+
+    name: str
+    handle: IO[bytes]
+    size: int
+    sha256: str
+
+
+def hash_handle(handle: IO[bytes]) -> tuple[str, int]:
+    handle.seek(0)
+    digest, size = hashlib.sha256(), 0
+    for chunk in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(chunk)
+        size += len(chunk)
+    handle.seek(0)
+    return digest.hexdigest(), size
+
+
+def blob_prefix(proposal_id: object) -> str:
+    return f"proposals/{proposal_id}/blobs"
+
+
+def blob_store(proposal_id: object, incoming: IncomingFile) -> tuple[str, bool]:
+    """(storage name, newly written). Callers hold the proposal's row lock."""
+    name = f"{blob_prefix(proposal_id)}/{incoming.sha256}"
+    if default_storage.exists(name):
+        return name, False
+    incoming.handle.seek(0)
+    return default_storage.save(name, File(incoming.handle, name=incoming.sha256)), True
+
+
+def blob_read(name: str) -> bytes:
+    with default_storage.open(name, "rb") as handle:
+        return handle.read()
+
+
+def blobs_delete(names: Iterable[str]) -> None:
+    for name in names:
+        try:
+            default_storage.delete(name)
+        except OSError:  # a leftover blob costs space, never correctness
+            pass
+
+
+# ------------------------------------------------------------------ imported fields
+def _text(value: Any) -> str:
+    """A usable free-text value; scaffold placeholders (TODO…) count as empty."""
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    text = str(value).strip()
+    return "" if text.upper().startswith("TODO") else text
+
+
+def load_yaml(data: bytes | None) -> dict[str, Any]:
+    if data is None:
+        return {}
+    try:
+        parsed = yaml.safe_load(data.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _describe_files(section: Any) -> str:
+    files = section.get("files") if isinstance(section, dict) else None
+    lines = []
+    for entry in files if isinstance(files, list) else []:
+        if isinstance(entry, dict) and entry.get("name"):
+            kind = f" ({entry['type']})" if entry.get("type") else ""
+            description = f": {_text(entry.get('description'))}" if _text(entry.get("description")) else ""
+            lines.append(f"{entry['name']}{kind}{description}")
+    return "\n".join(lines)
+
+
+def _score(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _best_entry(results: Any) -> dict[str, Any]:
+    """The local test entry to import: the first from a multi-turn harness with all four scores."""
+    entries = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+
+    def levels(entry: dict[str, Any]) -> dict[str, Any]:
+        return {str(r.get("prompt_level", "")).lower(): r.get("score")
+                for r in entry.get("results") or [] if isinstance(r, dict)}
+
+    def rank(entry: dict[str, Any]) -> tuple[bool, bool]:
+        scores = levels(entry)
+        complete = all(_score(scores.get(lv)) is not None for lv in PROMPT_LEVELS)
+        return (entry.get("agent") in MULTI_TURN_AGENTS, complete)
+
+    if not entries:
+        return {}
+    best = max(entries, key=rank)  # max keeps the first of equal rank
+    return {**best, "_levels": levels(best)}
+
+
+def imported_fields(files: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Fields a synced task directory provides, and which file each came from.
+
+    Only keys the files actually carry are returned, so a sync never blanks what the
+    author typed in the browser for something the files do not say.
+    """
+    out: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+
+    def put(field: str, value: Any, source: str) -> None:
+        if value not in ("", None):
+            out[field], origin[field] = value, source
+
+    meta = load_yaml(files.get("task_meta.yaml") or files.get("task.yaml") or files.get("task.yml"))
+    if meta:
+        source_name = "task_meta.yaml" if "task_meta.yaml" in files else "task.yaml"
+        put("name", _text(meta.get("name"))[:200], source_name)
+        put("domain", _text(meta.get("domain"))[:50], source_name)
+        put("subdomain", _text(meta.get("subdomain"))[:200], source_name)
+        source = meta.get("source") if isinstance(meta.get("source"), dict) else {}
+        put("source_paper", _text(source.get("paper"))[:500], source_name)
+        put("source_repo", _text(source.get("repo"))[:500], source_name)
+        put("inputs", _describe_files(meta.get("input")), source_name)
+        put("outputs", _describe_files(meta.get("output")), source_name)
+    evidence = load_yaml(files.get(SUBMISSION_FILE))
+    if evidence:
+        put("objective", _text(evidence.get("scientific_goal")), SUBMISSION_FILE)
+        put("core_method", _text(evidence.get("core_method")), SUBMISSION_FILE)
+        if "local_testing_done" in evidence:
+            put("local_testing_done", evidence.get("local_testing_done") is True, SUBMISSION_FILE)
+        entry = _best_entry(evidence.get("local_test_results"))
+        if entry:
+            put("test_provider", _text(entry.get("provider"))[:120], SUBMISSION_FILE)
+            model = " ".join(_text(entry.get(k)) for k in ("family", "version") if _text(entry.get(k)))
+            put("test_model", model[:120], SUBMISSION_FILE)
+            put("test_agent", _text(entry.get("agent"))[:60], SUBMISSION_FILE)
+            put("test_sandbox", _text(entry.get("sandbox"))[:20], SUBMISSION_FILE)
+            for level in PROMPT_LEVELS:
+                value = _score(entry["_levels"].get(level))
+                if value is not None:
+                    out[f"score_{level}"], origin[f"score_{level}"] = value, SUBMISSION_FILE
+    return out, origin
+
+
+def json_safe(value: Any) -> Any:
+    """Fields for a JSON column: non-finite floats become strings (JSONB has no NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value

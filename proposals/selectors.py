@@ -1,0 +1,138 @@
+"""Reads for proposals: lookups with their access rules, completeness, the review queue."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+
+from cli_client.formats.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, PROMPT_LEVELS, score_problem
+from portal.accounts.models import User
+from portal.accounts.selectors import user_is_maintainer
+from portal.errors import NotFound
+from proposals.models import Proposal, ReviewEvent, Revision
+from scoring.generation import REQUIRED_FILES
+
+PROMPT_FILES = tuple(f"prompt_{level}.md" for level in PROMPT_LEVELS)
+TASK_FILES = tuple(f for f in REQUIRED_FILES if f not in PROMPT_FILES and f != "task_eval.yaml")
+
+
+@dataclass(frozen=True)
+class Step:
+    key: str
+    title: str
+
+
+STEPS = (
+    Step("identity", "Identity"),
+    Step("objective", "Scientific objective and source"),
+    Step("io", "Inputs and outputs"),
+    Step("prompts", "Prompts"),
+    Step("scoring", "Scoring rules"),
+    Step("files", "Files"),
+    Step("testing", "Local testing"),
+)
+STEP_KEYS = tuple(s.key for s in STEPS)
+
+
+def _not_found(proposal_id: object) -> NotFound:
+    return NotFound(f"No proposal {proposal_id} among your drafts.", code="proposal_not_found")
+
+
+def _parse_id(proposal_id: object) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(proposal_id))
+    except ValueError:
+        raise NotFound(f"{str(proposal_id)[:80]!r} is not a proposal id.", code="proposal_not_found") from None
+
+
+def proposal_get_for_owner(*, user: User, proposal_id: object) -> Proposal:
+    """The owner's proposal; anybody else's (or none) is the same 404, so ids leak nothing."""
+    proposal = Proposal.objects.filter(id=_parse_id(proposal_id), owner_id=user.pk).first()
+    if proposal is None:
+        raise _not_found(proposal_id)
+    return proposal
+
+
+def proposal_get_for_review(*, user: User, proposal_id: object) -> Proposal:
+    proposal = Proposal.objects.filter(id=_parse_id(proposal_id)).select_related("owner").first()
+    if proposal is None or not user_is_maintainer(user):
+        raise _not_found(proposal_id)
+    return proposal
+
+
+def proposal_list_for_owner(user: User) -> QuerySet[Proposal]:
+    return Proposal.objects.filter(owner=user).order_by("-updated_at")
+
+
+def review_queue() -> QuerySet[Proposal]:
+    """Submitted revisions waiting for a decision, oldest first; then accepted ones to publish."""
+    return Proposal.objects.filter(
+        status__in=[Proposal.Status.SUBMITTED, Proposal.Status.ACCEPTED]
+    ).select_related("owner").order_by("status", "submitted_at")
+
+
+def file_map(proposal: Proposal) -> dict[str, str]:
+    return dict(proposal.files.values_list("path", "sha256"))
+
+
+def latest_revision(proposal: Proposal) -> Revision | None:
+    return proposal.revisions.order_by("-number").first()
+
+
+def history(proposal: Proposal) -> QuerySet[ReviewEvent]:
+    return proposal.events.select_related("actor", "revision").order_by("created_at", "id")
+
+
+def testing_problems(proposal: Proposal) -> list[str]:
+    problems = []
+    if not proposal.local_testing_done:
+        problems.append("local testing is not marked as done")
+    if not proposal.test_provider.strip() or not proposal.test_model.strip():
+        problems.append("name the provider and the model you tested with")
+    if proposal.test_agent not in MULTI_TURN_AGENTS or proposal.test_sandbox != "os":
+        problems.append("record a run of a multi-turn agent harness (codex_cli, claude_code_cli, …) in the os sandbox")
+    for level, value in proposal.scores.items():
+        problem = score_problem(level, value)
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def completeness(proposal: Proposal, files: dict[str, int] | None = None) -> dict[str, Any]:
+    """Which guided-flow steps are done: {"percent", "missing", "stopped_at", "steps": [...]}.
+
+    `files` maps path → size (the working draft's files when not given).
+    """
+    if files is None:
+        files = dict(proposal.files.values_list("path", "size"))
+    reasons: dict[str, list[str]] = {key: [] for key in STEP_KEYS}
+    if not PORTAL_TASK_ID_RE.match(proposal.task_id or ""):
+        reasons["identity"].append("a task id of the form domain.task_name")
+    elif proposal.domain != proposal.task_id.split(".")[0]:
+        reasons["identity"].append(f"the domain must be {proposal.task_id.split('.')[0]!r} (the id's prefix)")
+    if not proposal.name.strip():
+        reasons["identity"].append("a name")
+    if not proposal.objective.strip():
+        reasons["objective"].append("the scientific objective")
+    if not proposal.inputs.strip():
+        reasons["io"].append("the inputs")
+    if not proposal.outputs.strip():
+        reasons["io"].append("the outputs")
+    reasons["prompts"] = [f"{name} (non-empty)" for name in PROMPT_FILES if not files.get(name)]
+    if not files.get("task_eval.yaml"):
+        reasons["scoring"].append("task_eval.yaml")
+    reasons["files"] = [name for name in TASK_FILES if not files.get(name)]
+    if not any(path.startswith("solution/") for path in files):
+        reasons["files"].append("solution/ (a reference solution)")
+    reasons["testing"] = testing_problems(proposal)
+    steps = [{"key": s.key, "title": s.title, "done": not reasons[s.key], "needs": reasons[s.key]} for s in STEPS]
+    missing = [s["title"] for s in steps if not s["done"]]
+    return {
+        "percent": round(100 * (len(steps) - len(missing)) / len(steps)),
+        "missing": missing,
+        "stopped_at": missing[0] if missing else None,
+        "steps": steps,
+    }

@@ -1,0 +1,444 @@
+"""Writes for proposals: drafts, file sync, freezing revisions, review decisions, publishing.
+
+Every change of a proposal's working copy holds the proposal's row lock (`select_for_update`)
+for the whole write, blobs included, so two syncs of one draft are serialised and a failed
+one leaves neither rows nor new blobs behind. Status moves are conditional UPDATEs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from cli_client.formats.task_files import (
+    PORTAL_TASK_ID_RE,
+    SUBMISSION_FILE,
+    TaskFileError,
+    check_file_set,
+    check_incoming_name,
+    os_evidence_error,
+    snapshot_token,
+)
+from portal.accounts.models import User
+from portal.errors import Conflict, PortalError, ValidationFailed
+from proposals import selectors
+from proposals.files import (
+    IncomingFile,
+    blob_read,
+    blob_store,
+    blobs_delete,
+    imported_fields,
+    json_safe,
+    load_yaml,
+)
+from proposals.models import Proposal, ProposalFile, ReviewEvent, Revision, RevisionFile
+
+logger = logging.getLogger(__name__)
+EMPTY_SNAPSHOT = snapshot_token({})
+FIELD_NAMES = (
+    "task_id", "name", "domain", "subdomain", "objective", "core_method", "source_paper", "source_repo",
+    "inputs", "outputs", "scoring_notes", "local_testing_done", "test_provider", "test_model", "test_agent",
+    "test_sandbox", "score_b1", "score_b2", "score_b3", "score_b4",
+)
+TEXT_LIMITS = {"task_id": 120, "name": 200, "domain": 50, "subdomain": 200, "source_paper": 500,
+               "source_repo": 500, "test_provider": 120, "test_model": 120, "test_agent": 60, "test_sandbox": 20}
+
+
+def _file_error(exc: TaskFileError) -> PortalError:
+    from portal.errors import PayloadTooLarge
+
+    kind = PayloadTooLarge if exc.code in {"file_too_large", "set_too_large"} else ValidationFailed
+    return kind(str(exc), code=exc.code)
+
+
+def check_task_id(task_id: str) -> str:
+    task_id = (task_id or "").strip()
+    if not PORTAL_TASK_ID_RE.match(task_id):
+        raise ValidationFailed(
+            f"Invalid task id {task_id[:130]!r}: use domain.task_name in lowercase letters, digits and "
+            "underscores, each part starting with a letter (e.g. astronomy.toy_transit_fit).",
+            code="bad_task_id",
+        )
+    return task_id
+
+
+def _locked(proposal_id: object, user: User) -> Proposal:
+    proposal = selectors.proposal_get_for_owner(user=user, proposal_id=proposal_id)
+    return Proposal.objects.select_for_update().get(pk=proposal.pk)
+
+
+def _require_editable(proposal: Proposal) -> None:
+    if not proposal.is_editable:
+        raise Conflict(
+            f"This proposal is {proposal.status.replace('_', ' ')} and can no longer change; "
+            "`asibench task submit` (or New proposal) opens a new draft for the task.",
+            code="proposal_closed",
+        )
+
+
+def _clean_fields(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in FIELD_NAMES:
+            continue
+        if key in TEXT_LIMITS or key in {"objective", "core_method", "inputs", "outputs", "scoring_notes"}:
+            value = "" if value is None else str(value).strip()
+            limit = TEXT_LIMITS.get(key)
+            if limit and len(value) > limit:
+                raise ValidationFailed(f"{key} is longer than {limit} characters.", code="too_long")
+        out[key] = value
+    if "task_id" in out and out["task_id"]:
+        check_task_id(out["task_id"])
+    return out
+
+
+# ------------------------------------------------------------------ drafts
+def proposal_create(*, owner: User, fields: dict[str, Any] | None = None) -> Proposal:
+    values = _clean_fields(fields or {})
+    try:
+        with transaction.atomic():
+            return Proposal.objects.create(owner=owner, snapshot=EMPTY_SNAPSHOT, **values)
+    except IntegrityError:
+        raise Conflict(f"You already have an open draft for {values.get('task_id')}.", code="draft_exists") from None
+
+
+@dataclass(frozen=True)
+class OpenedDraft:
+    proposal: Proposal
+    reused: bool
+
+
+def proposal_cli_open(*, owner: User, task_id: str, name: str, domain: str, subdomain: Any) -> OpenedDraft:
+    """T1: the author's open (editable) proposal for this task id, or a new draft."""
+    task_id = check_task_id(task_id)
+    for _ in range(2):
+        existing = Proposal.objects.filter(owner=owner, task_id=task_id, status__in=Proposal.EDITABLE).first()
+        if existing is not None:
+            return OpenedDraft(existing, reused=True)
+        fields = {"task_id": task_id, "name": (name or "")[:200], "domain": (domain or "")[:50],
+                  "subdomain": "" if subdomain is None else str(subdomain)[:200]}
+        try:
+            with transaction.atomic():
+                proposal = Proposal.objects.create(owner=owner, snapshot=EMPTY_SNAPSHOT, **fields)
+        except IntegrityError:  # a concurrent T1 created it: take that one
+            continue
+        return OpenedDraft(proposal, reused=False)
+    raise Conflict("Could not open a draft; try again.", code="draft_race")
+
+
+def proposal_update_fields(*, user: User, proposal_id: object, fields: dict[str, Any]) -> Proposal:
+    values = _clean_fields(fields)
+    try:
+        with transaction.atomic():
+            proposal = _locked(proposal_id, user)
+            _require_editable(proposal)
+            for key, value in values.items():
+                setattr(proposal, key, value)
+            proposal.updated_at = timezone.now()
+            proposal.save()
+    except IntegrityError:
+        raise Conflict(f"You already have another open draft for {values.get('task_id')}.",
+                       code="draft_exists") from None
+    return proposal
+
+
+# ------------------------------------------------------------------ files
+def _replace_files(proposal: Proposal, incoming: list[IncomingFile], keep: dict[str, ProposalFile]) -> None:
+    """Make the draft's file set exactly `keep` (existing rows) plus `incoming`; caller holds the lock."""
+    written: list[str] = []
+    try:
+        rows = []
+        for item in incoming:
+            blob, new = blob_store(proposal.pk, item)
+            if new:
+                written.append(blob)
+            rows.append(ProposalFile(proposal=proposal, path=item.name, blob=blob, sha256=item.sha256, size=item.size))
+        old_blobs = set(proposal.files.values_list("blob", flat=True))
+        proposal.files.exclude(pk__in=[f.pk for f in keep.values()]).delete()
+        ProposalFile.objects.bulk_create(rows)
+        current = {f.path: f.sha256 for f in [*keep.values(), *rows]}
+        proposal.snapshot = snapshot_token(current)
+        proposal.updated_at = timezone.now()
+        proposal.save(update_fields=["snapshot", "updated_at"])
+    except BaseException:
+        blobs_delete(written)
+        raise
+    dropped = old_blobs - {r.blob for r in rows} - {f.blob for f in keep.values()}
+    referenced = set(RevisionFile.objects.filter(blob__in=dropped).values_list("blob", flat=True))
+    garbage = dropped - referenced
+    if garbage:
+        transaction.on_commit(lambda: blobs_delete(garbage))
+
+
+def _import_fields(proposal: Proposal) -> None:
+    wanted = {"task_meta.yaml", "task.yaml", "task.yml", SUBMISSION_FILE}
+    contents = {f.path: blob_read(f.blob) for f in proposal.files.filter(path__in=wanted)}
+    values, origin = imported_fields(contents)
+    for key, value in values.items():
+        setattr(proposal, key, value)
+    proposal.imported_from = origin
+    proposal.save()
+
+
+def _checked_incoming(files: Iterable[IncomingFile]) -> list[IncomingFile]:
+    out: dict[str, IncomingFile] = {}
+    try:
+        for item in files:
+            name = check_incoming_name(item.name)
+            if name in out:
+                raise TaskFileError(f"Task paths collide after normalization: {name}", "collision")
+            out[name] = IncomingFile(name, item.handle, item.size, item.sha256)
+        check_file_set({name: item.size for name, item in out.items()})
+    except TaskFileError as exc:
+        raise _file_error(exc) from None
+    return list(out.values())
+
+
+def proposal_files_sync(
+    *, user: User, proposal_id: object, files: list[IncomingFile], base_snapshot: str, force: bool
+) -> Proposal:
+    """T3: the draft's file set becomes exactly `files`; then fields are imported from them.
+
+    Without `force`, refused with 409 when `base_snapshot` is stale or when the files were
+    changed in the browser since the last CLI sync.
+    """
+    proposal = selectors.proposal_get_for_owner(user=user, proposal_id=proposal_id)
+    _require_editable(proposal)
+    if len(base_snapshot or "") != 64:
+        raise ValidationFailed("base_snapshot must be the 64-character token from GET …/file-snapshot.",
+                               code="bad_snapshot")
+    incoming = _checked_incoming(files)
+    with transaction.atomic():
+        proposal = _locked(proposal_id, user)
+        _require_editable(proposal)
+        if not force:
+            if base_snapshot != proposal.snapshot:
+                raise Conflict("The Draft's files changed since your snapshot was taken (another sync or a browser "
+                               "edit). Review the Draft, then re-run with --force-file-sync to replace them.",
+                               code="stale_snapshot")
+            if proposal.snapshot not in (EMPTY_SNAPSHOT, proposal.cli_snapshot):
+                raise Conflict("The Draft has files edited in the browser since the last CLI sync. Review the Draft, "
+                               "then re-run with --force-file-sync to replace them with your local files.",
+                               code="browser_edits")
+        _replace_files(proposal, incoming, keep={})
+        proposal.cli_snapshot = proposal.snapshot
+        proposal.save(update_fields=["cli_snapshot"])
+        _import_fields(proposal)
+    return proposal
+
+
+def proposal_file_write(*, user: User, proposal_id: object, files: list[IncomingFile]) -> Proposal:
+    """Browser edits: add or replace some files of the draft (the others stay)."""
+    incoming = _checked_incoming(files)
+    with transaction.atomic():
+        proposal = _locked(proposal_id, user)
+        _require_editable(proposal)
+        existing = {f.path: f for f in proposal.files.all()}
+        keep = {path: f for path, f in existing.items() if path not in {i.name for i in incoming}}
+        sizes = {**{p: f.size for p, f in keep.items()}, **{i.name: i.size for i in incoming}}
+        try:
+            check_file_set(sizes)
+        except TaskFileError as exc:
+            raise _file_error(exc) from None
+        _replace_files(proposal, incoming, keep=keep)
+        if {i.name for i in incoming} & {"task_meta.yaml", "task.yaml", SUBMISSION_FILE}:
+            _import_fields(proposal)
+    return proposal
+
+
+def proposal_file_delete(*, user: User, proposal_id: object, path: str) -> Proposal:
+    with transaction.atomic():
+        proposal = _locked(proposal_id, user)
+        _require_editable(proposal)
+        existing = {f.path: f for f in proposal.files.all()}
+        if path not in existing:
+            raise ValidationFailed(f"The draft has no file {path!r}.", code="no_such_file")
+        _replace_files(proposal, [], keep={p: f for p, f in existing.items() if p != path})
+    return proposal
+
+
+# ------------------------------------------------------------------ freezing
+def frozen_fields(proposal: Proposal) -> dict[str, Any]:
+    return {name: json_safe(getattr(proposal, name)) for name in FIELD_NAMES}
+
+
+def content_hash(fields: dict[str, Any], files: dict[str, str]) -> str:
+    canonical = json.dumps({"fields": fields, "files": files}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def freeze_problems(proposal: Proposal) -> list[str]:
+    """Why this draft cannot be frozen yet (empty when it can), without running any code."""
+    problems = []
+    state = selectors.completeness(proposal)
+    for step in state["steps"]:
+        if step["key"] != "testing" and not step["done"]:
+            problems.append(f"{step['title']}: missing {', '.join(step['needs'])}")
+    problems += [f"Local testing: {p}" for p in selectors.testing_problems(proposal)]
+    files = {f.path: f for f in proposal.files.all()}
+    meta = files.get("task_meta.yaml")
+    if meta is not None:
+        meta_id = str(load_yaml(blob_read(meta.blob)).get("id") or "")
+        if meta_id != proposal.task_id:
+            problems.append(f"task_meta.yaml declares id {meta_id!r}, not {proposal.task_id!r}")
+    evidence = files.get(SUBMISSION_FILE)
+    if evidence is not None:
+        error = os_evidence_error(load_yaml(blob_read(evidence.blob)))
+        if error:
+            problems.append(error)
+    return problems
+
+
+def proposal_submit(*, user: User, proposal_id: object) -> Revision:
+    """Freeze the working copy into a new revision, after the sandboxed pre-submit validation.
+
+    Idempotent: submitting an unchanged draft that is already under review returns the
+    revision under review.
+    """
+    from proposals.validation import validate_in_sandbox
+
+    proposal = selectors.proposal_get_for_owner(user=user, proposal_id=proposal_id)
+    _require_editable(proposal)
+    latest = selectors.latest_revision(proposal)
+    files = {f.path: f.sha256 for f in proposal.files.all()}
+    if (latest is not None and proposal.status == Proposal.Status.SUBMITTED
+            and latest.content_hash == content_hash(frozen_fields(proposal), files)):
+        return latest
+    problems = freeze_problems(proposal)
+    if problems:
+        raise ValidationFailed("Not ready to submit: " + "; ".join(problems), code="incomplete",
+                               extra={"problems": problems})
+    snapshot = proposal.snapshot
+    report = validate_in_sandbox(proposal.task_id, list(proposal.files.values_list("path", "blob")))
+    Proposal.objects.filter(pk=proposal.pk).update(last_validation=report)
+    if not report["ok"]:
+        failed = [f"{c['name']}: {c['summary']}" for c in report["checks"] if c.get("status") == "fail"]
+        raise ValidationFailed("Pre-submit validation failed: " + ("; ".join(failed) or report["error"]),
+                               code="validation_failed", extra={"problems": failed or [report["error"]]})
+    with transaction.atomic():
+        proposal = _locked(proposal_id, user)
+        _require_editable(proposal)
+        if proposal.snapshot != snapshot or freeze_problems(proposal):
+            raise Conflict("The draft changed while it was being validated; submit again.", code="changed")
+        rows = list(proposal.files.all())
+        fields = frozen_fields(proposal)
+        number = (proposal.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
+        revision = Revision.objects.create(
+            proposal=proposal, number=number, fields=fields, validation=report,
+            content_hash=content_hash(fields, {f.path: f.sha256 for f in rows}),
+        )
+        RevisionFile.objects.bulk_create(
+            RevisionFile(revision=revision, path=f.path, blob=f.blob, sha256=f.sha256, size=f.size) for f in rows
+        )
+        now = timezone.now()
+        Proposal.objects.filter(pk=proposal.pk).update(status=Proposal.Status.SUBMITTED, submitted_at=now,
+                                                        updated_at=now)
+        ReviewEvent.objects.create(proposal=proposal, revision=revision, actor=user, kind=ReviewEvent.Kind.SUBMITTED,
+                                   text=f"Revision {number} submitted for review.")
+    return revision
+
+
+# ------------------------------------------------------------------ review
+def _notify_author(proposal: Proposal, subject: str, body: str) -> None:
+    email = proposal.owner.email
+    link = f"{settings.PUBLIC_BASE_URL.rstrip('/')}/submit/proposals/{proposal.pk}" if settings.PUBLIC_BASE_URL \
+        else f"/submit/proposals/{proposal.pk}"
+    message = f"{body}\n\nYour proposal: {link}\n"
+    transaction.on_commit(lambda: send_mail(subject, message, settings.DEFAULT_FROM_EMAIL, [email],
+                                            fail_silently=True))
+
+
+def proposal_comment(*, user: User, proposal_id: object, text: str) -> ReviewEvent:
+    from portal.accounts.selectors import user_is_maintainer
+
+    text = (text or "").strip()
+    if not text:
+        raise ValidationFailed("Write a comment first.", code="empty_comment")
+    if user_is_maintainer(user):
+        proposal = selectors.proposal_get_for_review(user=user, proposal_id=proposal_id)
+    else:
+        proposal = selectors.proposal_get_for_owner(user=user, proposal_id=proposal_id)
+    with transaction.atomic():
+        event = ReviewEvent.objects.create(proposal=proposal, revision=selectors.latest_revision(proposal),
+                                           actor=user, kind=ReviewEvent.Kind.COMMENT, text=text[:10000])
+        if user.pk != proposal.owner_id:
+            _notify_author(proposal, f"[ASI-Bench] New comment on {proposal.task_id}", text)
+    return event
+
+
+DECISIONS = {
+    "request_changes": (Proposal.Status.CHANGES_REQUESTED, ReviewEvent.Kind.CHANGES_REQUESTED, "Changes requested"),
+    "accept": (Proposal.Status.ACCEPTED, ReviewEvent.Kind.ACCEPTED, "Accepted"),
+    "reject": (Proposal.Status.REJECTED, ReviewEvent.Kind.REJECTED, "Rejected"),
+}
+
+
+def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: int, decision: str,
+                    reason: str) -> ReviewEvent:
+    """A maintainer's decision on the revision under review, claimed with a conditional UPDATE."""
+    proposal = selectors.proposal_get_for_review(user=maintainer, proposal_id=proposal_id)
+    if decision not in DECISIONS:
+        raise ValidationFailed(f"Unknown decision {decision!r}.", code="bad_decision")
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed("Give a reason: the author reads it.", code="reason_required")
+    status, kind, label = DECISIONS[decision]
+    with transaction.atomic():
+        revision = proposal.revisions.filter(number=revision_number).first()
+        latest = selectors.latest_revision(proposal)
+        if revision is None or latest is None or revision.pk != latest.pk:
+            raise Conflict(f"Revision {revision_number} is not the latest revision; reload the review page.",
+                           code="stale_revision")
+        claimed = Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.SUBMITTED).update(
+            status=status, updated_at=timezone.now())
+        if not claimed:
+            raise Conflict(f"This proposal is {proposal.status.replace('_', ' ')}, not waiting for a decision.",
+                           code="not_submitted")
+        event = ReviewEvent.objects.create(proposal=proposal, revision=revision, actor=maintainer, kind=kind,
+                                           text=reason[:10000])
+        _notify_author(proposal, f"[ASI-Bench] {label}: {proposal.task_id} (revision {revision.number})",
+                       f"{label} by the ASI-Bench maintainers.\n\nReason:\n{reason}")
+    return event
+
+
+def proposal_publish(*, maintainer: User, proposal_id: object, dataset_names: list[str],
+                     status: str = "final") -> Any:
+    """Publish the accepted revision into the catalog; see proposals.publishing."""
+    from proposals.publishing import publish_revision
+
+    proposal = selectors.proposal_get_for_review(user=maintainer, proposal_id=proposal_id)
+    accepted = proposal.events.filter(kind=ReviewEvent.Kind.ACCEPTED).order_by("-created_at").first()
+    if proposal.status != Proposal.Status.ACCEPTED or accepted is None or accepted.revision is None:
+        raise Conflict(f"Only an accepted proposal can be published; this one is {proposal.status}.",
+                       code="not_accepted")
+    if not dataset_names:
+        raise ValidationFailed("Choose at least one dataset to generate instances for.", code="no_dataset")
+    claimed = Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.ACCEPTED).update(
+        status=Proposal.Status.PUBLISHED, updated_at=timezone.now())
+    if not claimed:
+        raise Conflict("This proposal is being published or was published already.", code="not_accepted")
+    try:
+        version = publish_revision(accepted.revision, dataset_names=dataset_names, status=status)
+    except BaseException:
+        Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.PUBLISHED).update(
+            status=Proposal.Status.ACCEPTED)
+        raise
+    with transaction.atomic():
+        Proposal.objects.filter(pk=proposal.pk).update(published_version=version)
+        ReviewEvent.objects.create(
+            proposal=proposal, revision=accepted.revision, actor=maintainer, kind=ReviewEvent.Kind.PUBLISHED,
+            text=f"Published as version {version} in {', '.join(dataset_names)}.")
+        _notify_author(proposal, f"[ASI-Bench] Published: {proposal.task_id} v{version}",
+                       f"Your task {proposal.task_id} is now in the ASI-Bench catalog as version {version} "
+                       f"(datasets: {', '.join(dataset_names)}).")
+    return version

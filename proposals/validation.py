@@ -1,0 +1,66 @@
+"""`asibench validate --pre-submit` of a proposal, run inside the scoring sandbox.
+
+The author's generator and scorer are untrusted code: the proposal's files are copied into a
+scratch dir laid out as `tasks/<domain>/<name>/` and the validator runs there under the
+configured backend (no network, time and memory limits), never in the web process.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from proposals.files import blob_read
+from scoring.sandbox import Limits, get_backend, python_runtime_env, python_runtime_mounts
+
+VALIDATION_SECONDS = 600
+
+
+def _scratch_root() -> Path:
+    root = Path(settings.VAR_DIR) / "scratch"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _parse_report(stdout: str) -> dict[str, Any] | None:
+    start = stdout.find("{")
+    if start < 0:
+        return None
+    try:
+        report = json.loads(stdout[start:])
+    except ValueError:
+        return None
+    return report if isinstance(report, dict) and "checks" in report else None
+
+
+def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str, Any]:
+    """Validate the files [(path, blob)] as task `task_id`; returns {"ok", "checks", "warnings", "error"}."""
+    backend = get_backend(settings.SCORING_SANDBOX)
+    domain, name = task_id.split(".", 1)
+    with tempfile.TemporaryDirectory(prefix="asibench-proposal-", dir=_scratch_root()) as tmp:
+        work = Path(tmp)
+        task_dir = work / "tasks" / domain / name
+        for path, blob in files:
+            target = (task_dir / path).resolve()
+            if task_dir.resolve() not in target.parents:  # names were checked on the way in; be sure
+                return {"ok": False, "checks": [], "warnings": [], "error": f"unsafe path {path!r}"}
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(blob_read(blob))
+        mounts = (backend.runtime_mounts() if backend.name == "docker"
+                  else python_runtime_mounts(packages=("scoring", "cli_client")))
+        limits = Limits(wall_clock_seconds=VALIDATION_SECONDS, cpu_seconds=VALIDATION_SECONDS,
+                        memory_bytes=4 << 30, max_processes=64, max_file_bytes=512 << 20,
+                        network=False, env=python_runtime_env())
+        argv = [*backend.python_command(), "-m", "cli_client", "validate", "--pre-submit", str(task_dir), "--json"]
+        result = backend.run(argv, work, list(mounts), limits)
+    report = _parse_report(result.stdout_text)
+    if report is None:
+        tail = " ".join(result.stderr_text.strip().splitlines()[-3:])[:500]
+        reason = result.reason or tail or f"exit status {result.returncode}"
+        return {"ok": False, "checks": [], "warnings": [], "error": f"the validator did not finish: {reason}"}
+    return {"ok": bool(report.get("ok")) and result.returncode == 0, "checks": report.get("checks") or [],
+            "warnings": report.get("warnings") or [], "error": ""}

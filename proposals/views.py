@@ -1,0 +1,313 @@
+"""Pages: the guided flow, the owner's draft page, the maintainers' queue and review page."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from cli_client.formats.task_files import PROMPT_LEVELS, sha256_bytes
+from portal.accounts.selectors import user_is_maintainer
+from portal.errors import NotFound, PortalError
+from proposals import forms, rendering, selectors, services
+from proposals.files import IncomingFile, blob_read
+from proposals.models import Proposal
+
+STEP_FORMS = {
+    "identity": forms.IdentityForm,
+    "objective": forms.ObjectiveForm,
+    "io": forms.IoForm,
+    "prompts": forms.PromptsForm,
+    "scoring": forms.ScoringForm,
+    "files": forms.FilesForm,
+    "testing": forms.TestingForm,
+}
+
+
+def _not_found(request: HttpRequest, exc: NotFound) -> HttpResponse:
+    return render(request, "portal/error.html", {"message": exc.detail}, status=404)
+
+
+def _text_file(name: str, text: str) -> IncomingFile:
+    data = text.replace("\r\n", "\n").encode("utf-8")
+    return IncomingFile(name, io.BytesIO(data), len(data), sha256_bytes(data))
+
+
+def _file_text(proposal: Proposal, path: str) -> str:
+    row = proposal.files.filter(path=path).first()
+    if row is None:
+        return ""
+    try:
+        return blob_read(row.blob).decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+
+
+def _initial(proposal: Proposal | None, step: str) -> dict[str, Any]:
+    if proposal is None or step == "files":
+        return {}
+    if step == "prompts":
+        return {f"prompt_{lv}": _file_text(proposal, f"prompt_{lv}.md") for lv in PROMPT_LEVELS}
+    if step == "scoring":
+        return {"task_eval": _file_text(proposal, "task_eval.yaml"), "scoring_notes": proposal.scoring_notes}
+    if step == "testing":
+        initial = {name: getattr(proposal, name) for name in forms.TestingForm.base_fields}
+        return {**initial, "test_sandbox": "os"}
+    return {name: getattr(proposal, name) for name in STEP_FORMS[step].base_fields}
+
+
+def _save_step(request: HttpRequest, proposal: Proposal, step: str, data: dict[str, Any]) -> None:
+    user = request.user
+    if step == "prompts":
+        services.proposal_file_write(user=user, proposal_id=proposal.id, files=[
+            _text_file(f"prompt_{lv}.md", data[f"prompt_{lv}"]) for lv in PROMPT_LEVELS])
+    elif step == "scoring":
+        services.proposal_file_write(user=user, proposal_id=proposal.id,
+                                     files=[_text_file("task_eval.yaml", data["task_eval"])])
+        services.proposal_update_fields(user=user, proposal_id=proposal.id,
+                                        fields={"scoring_notes": data["scoring_notes"]})
+    elif step == "files":
+        folder = (data.get("folder") or "").strip().strip("/")
+        uploads = request.FILES.getlist("upload")
+        if not uploads:
+            raise PortalError("Choose one or more files to upload.", code="no_files")
+        incoming = []
+        for upload in uploads:
+            content = upload.read()
+            name = f"{folder}/{upload.name}" if folder else upload.name
+            incoming.append(IncomingFile(name, io.BytesIO(content), len(content), sha256_bytes(content)))
+        services.proposal_file_write(user=user, proposal_id=proposal.id, files=incoming)
+    else:
+        services.proposal_update_fields(user=user, proposal_id=proposal.id, fields=data)
+
+
+def _step_context(proposal: Proposal | None, step: str, form: Any) -> dict[str, Any]:
+    index = selectors.STEP_KEYS.index(step)
+    return {
+        "proposal": proposal,
+        "step": step,
+        "step_title": selectors.STEPS[index].title,
+        "step_number": index + 1,
+        "steps": selectors.STEPS,
+        "next_step": selectors.STEP_KEYS[index + 1] if index + 1 < len(selectors.STEPS) else None,
+        "form": form,
+        "completeness": selectors.completeness(proposal) if proposal else None,
+        "files": list(proposal.files.all()) if proposal and step == "files" else [],
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def proposal_new(request: HttpRequest) -> HttpResponse:
+    form = forms.IdentityForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            proposal = services.proposal_create(owner=request.user, fields=form.cleaned_data)
+        except PortalError as exc:
+            form.add_error(None, exc.detail)
+        else:
+            messages.success(request, "Draft created. Saved as you go: continue with the next step.")
+            return redirect("proposal-step", proposal_id=proposal.id, step="objective")
+    return render(request, "proposals/step.html", _step_context(None, "identity", form),
+                  status=422 if form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def proposal_step(request: HttpRequest, proposal_id: str, step: str) -> HttpResponse:
+    try:
+        proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
+        if step not in STEP_FORMS:
+            raise NotFound(f"There is no step {step!r}.")
+    except NotFound as exc:
+        return _not_found(request, exc)
+    form_class = STEP_FORMS[step]
+    if request.method == "POST":
+        form = form_class(request.POST, request.FILES)
+        if form.is_valid():
+            try:
+                _save_step(request, proposal, step, form.cleaned_data)
+            except PortalError as exc:
+                form.add_error(None, exc.detail)
+            else:
+                messages.success(request, f"Saved: {selectors.STEPS[selectors.STEP_KEYS.index(step)].title}.")
+                if step == "files" or request.POST.get("stay"):
+                    return redirect("proposal-step", proposal_id=proposal.id, step=step)
+                index = selectors.STEP_KEYS.index(step)
+                if index + 1 < len(selectors.STEP_KEYS):
+                    return redirect("proposal-step", proposal_id=proposal.id, step=selectors.STEP_KEYS[index + 1])
+                return redirect("proposal-detail", proposal_id=proposal.id)
+        proposal.refresh_from_db()
+    else:
+        form = form_class(initial=_initial(proposal, step))
+    return render(request, "proposals/step.html", _step_context(proposal, step, form),
+                  status=422 if form.errors else 200)
+
+
+@login_required
+@require_POST
+def proposal_file_delete(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    try:
+        services.proposal_file_delete(user=request.user, proposal_id=proposal_id, path=request.POST.get("path", ""))
+    except NotFound as exc:
+        return _not_found(request, exc)
+    except PortalError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, f"Deleted {request.POST.get('path')}.")
+    return redirect("proposal-step", proposal_id=proposal_id, step="files")
+
+
+@login_required
+def proposal_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "proposals/list.html", {
+        "proposals": selectors.proposal_list_for_owner(request.user),
+        "is_maintainer": user_is_maintainer(request.user),
+    })
+
+
+@login_required
+def proposal_detail(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    try:
+        proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    files = list(proposal.files.all())
+    latest = selectors.latest_revision(proposal)
+    frozen_as_is = bool(latest and proposal.status == Proposal.Status.SUBMITTED and latest.content_hash
+                        == services.content_hash(services.frozen_fields(proposal), {f.path: f.sha256 for f in files}))
+    return render(request, "proposals/detail.html", {
+        "frozen_as_is": frozen_as_is,
+        "proposal": proposal,
+        "files": files,
+        "total_bytes": sum(f.size for f in files),
+        "completeness": selectors.completeness(proposal),
+        "problems": services.freeze_problems(proposal) if proposal.is_editable else [],
+        "revisions": list(proposal.revisions.order_by("-number")),
+        "history": selectors.history(proposal),
+        "comment_form": forms.CommentForm(),
+        "steps": selectors.STEPS,
+        "imported": [(k, v) for k, v in sorted(proposal.imported_from.items())],
+    })
+
+
+@login_required
+@require_POST
+def proposal_submit(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    try:
+        revision = services.proposal_submit(user=request.user, proposal_id=proposal_id)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    except PortalError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, f"Revision {revision.number} is frozen and submitted for review.")
+    return redirect("proposal-detail", proposal_id=proposal_id)
+
+
+@login_required
+@require_POST
+def proposal_comment(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    try:
+        services.proposal_comment(user=request.user, proposal_id=proposal_id, text=request.POST.get("text", ""))
+    except NotFound as exc:
+        return _not_found(request, exc)
+    except PortalError as exc:
+        messages.error(request, exc.detail)
+    back = request.POST.get("next")
+    if back == "review":
+        return redirect("proposal-review", proposal_id=proposal_id)
+    return redirect("proposal-detail", proposal_id=proposal_id)
+
+
+# ------------------------------------------------------------------ maintainers
+def _maintainer_only(request: HttpRequest) -> HttpResponse | None:
+    if not user_is_maintainer(request.user):
+        return render(request, "portal/error.html", {"message": "Only maintainers review proposals."}, status=403)
+    return None
+
+
+@login_required
+def review_queue(request: HttpRequest) -> HttpResponse:
+    if (denied := _maintainer_only(request)) is not None:
+        return denied
+    return render(request, "proposals/queue.html", {"proposals": selectors.review_queue()})
+
+
+@login_required
+def review_page(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    if (denied := _maintainer_only(request)) is not None:
+        return denied
+    try:
+        proposal = selectors.proposal_get_for_review(user=request.user, proposal_id=proposal_id)
+    except NotFound as exc:
+        return _not_found(request, exc)
+    revisions = list(proposal.revisions.order_by("number"))
+    wanted = request.GET.get("revision")
+    revision = next((r for r in revisions if str(r.number) == wanted), revisions[-1] if revisions else None)
+    previous = next((r for r in reversed(revisions) if revision and r.number < revision.number), None)
+    current_files = list(revision.files.all()) if revision else []
+    return render(request, "proposals/review.html", {
+        "proposal": proposal,
+        "revision": revision,
+        "revisions": revisions,
+        "previous": previous,
+        "shown": rendering.shown_files(current_files),
+        "diff": rendering.revision_diff(list(previous.files.all()), current_files) if previous else None,
+        "pygments_css": rendering.pygments_css(),
+        "history": selectors.history(proposal),
+        "is_latest": bool(revision and revision.number == revisions[-1].number),
+        "decision_form": forms.DecisionForm(initial={"revision": revision.number if revision else 0}),
+        "publish_form": forms.PublishForm(),
+        "comment_form": forms.CommentForm(),
+    })
+
+
+@login_required
+@require_POST
+def review_decide(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    if (denied := _maintainer_only(request)) is not None:
+        return denied
+    form = forms.DecisionForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise PortalError("Choose a decision and give a reason.", code="invalid")
+        services.proposal_decide(maintainer=request.user, proposal_id=proposal_id,
+                                 revision_number=form.cleaned_data["revision"],
+                                 decision=form.cleaned_data["decision"], reason=form.cleaned_data["reason"])
+    except NotFound as exc:
+        return _not_found(request, exc)
+    except PortalError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, "Decision recorded; the author was notified by email.")
+    return redirect("proposal-review", proposal_id=proposal_id)
+
+
+@login_required
+@require_POST
+def review_publish(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    if (denied := _maintainer_only(request)) is not None:
+        return denied
+    form = forms.PublishForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise PortalError("Choose at least one dataset.", code="no_dataset")
+        version = services.proposal_publish(maintainer=request.user, proposal_id=proposal_id,
+                                            dataset_names=form.cleaned_data["datasets"],
+                                            status=form.cleaned_data["status"])
+    except NotFound as exc:
+        return _not_found(request, exc)
+    except PortalError as exc:
+        messages.error(request, exc.detail)
+    else:
+        proposal = Proposal.objects.get(pk=proposal_id)
+        messages.success(request, f"Published {proposal.task_id} as version {version}.")
+        return redirect(reverse("task-detail", args=[proposal.task_id]))
+    return redirect("proposal-review", proposal_id=proposal_id)

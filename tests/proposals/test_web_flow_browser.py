@@ -1,0 +1,82 @@
+"""The guided web flow in headless Chromium: from an empty draft to a frozen, submitted revision."""
+
+import pytest
+
+from proposals.models import Proposal, Revision
+from tests.conftest import browser_login, screenshot
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("clean_proposal_storage")]
+
+
+def save(page) -> None:
+    page.click("button[name=save]")
+    page.wait_for_load_state()
+
+
+def test_a_task_written_in_the_browser_is_submitted_as_a_frozen_revision(portal_server, page, submitter, task_dir):
+    browser_login(page, portal_server, submitter)
+    page.goto(f"{portal_server.url}/submit/proposals/new")
+    assert "Step 1 of 7: Identity" in page.inner_text("[data-testid=step-title]")
+    page.fill("#id_task_id", "Physics.Bad-Id")
+    page.fill("#id_name", "Spectrum of a symmetric matrix")
+    page.fill("#id_domain", "physics")
+    save(page)
+    assert "Invalid task id" in page.inner_text("[data-testid=form-error]")
+    assert Proposal.objects.count() == 0
+    page.fill("#id_task_id", "physics.toy_spectrum")
+    save(page)
+    proposal = Proposal.objects.get(owner=submitter.user)
+    assert "Step 2 of 7" in page.inner_text("[data-testid=step-title]")
+    assert page.inner_text("[data-testid=completeness-percent]") == "14%"
+
+    page.fill("#id_objective", "Compute every eigenvalue of a real symmetric matrix to machine precision.")
+    page.fill("#id_source_paper", "Golub & Van Loan, Matrix Computations")
+    save(page)
+    page.fill("#id_inputs", "data/matrix.npy: real symmetric n x n matrix")
+    page.fill("#id_outputs", "eigenvalues.npy: ascending eigenvalues\nsolve.py: the script")
+    save(page)
+    for level in ("b1", "b2", "b3", "b4"):
+        page.fill(f"#id_prompt_{level}", (task_dir / f"prompt_{level}.md").read_text())
+    save(page)
+    page.fill("#id_task_eval", (task_dir / "task_eval.yaml").read_text())
+    save(page)
+
+    assert "Step 6 of 7: Files" in page.inner_text("[data-testid=step-title]")
+    page.set_input_files("#id_upload", [str(task_dir / n) for n in ("task_meta.yaml", "generate_gt.py",
+                                                                     "reference_specs.md")])
+    save(page)
+    page.fill("#id_folder", "solution")
+    page.set_input_files("#id_upload", [str(task_dir / "solution" / "solve.py")])
+    save(page)
+    listed = page.inner_text("[data-testid=file-list]")
+    assert "solution/solve.py" in listed and "generate_gt.py" in listed
+    page.click("text=Next: Local testing")
+    page.wait_for_load_state()
+
+    page.check("#id_local_testing_done")
+    page.fill("#id_test_provider", "OpenAI")
+    page.fill("#id_test_model", "gpt-x base")
+    page.select_option("#id_test_agent", "codex_cli")
+    for level, score in zip(("b1", "b2", "b3", "b4"), ("82", "64", "31", "22"), strict=True):
+        page.fill(f"#id_score_{level}", score)
+    save(page)
+
+    # The draft page: complete, the exact file list with sizes and hashes, then Submit.
+    assert page.url.endswith(f"/submit/proposals/{proposal.id}")
+    assert page.inner_text("[data-testid=completeness-percent]") == "100%"
+    files = page.inner_text("[data-testid=draft-files]")
+    for row in proposal.files.all():
+        assert row.path in files and row.sha256 in files
+    screenshot(page, "proposal-draft-page")
+    page.click("[data-testid=submit-proposal]")
+    page.wait_for_selector("[data-testid=latest-revision]", timeout=120_000)
+    assert "Revision 1 is frozen and submitted for review" in page.inner_text(".messages")
+    assert page.inner_text("[data-testid=proposal-status]") == "submitted"
+    screenshot(page, "proposal-submitted")
+    revision = Revision.objects.get(proposal=proposal)
+    assert revision.number == 1 and revision.validation["ok"] is True
+    assert revision.fields["score_b3"] == 31 and revision.fields["objective"].startswith("Compute every")
+    assert {f.path for f in revision.files.all()} == {
+        "task_meta.yaml", "task_eval.yaml", "generate_gt.py", "reference_specs.md", "solution/solve.py",
+        "prompt_b1.md", "prompt_b2.md", "prompt_b3.md", "prompt_b4.md"}
