@@ -9,44 +9,19 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from typing import Any
-from xml.etree.ElementTree import Element
 
-import markdown
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
-from markdown.extensions import Extension
-from markdown.treeprocessors import Treeprocessor
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
+from portal.markdown import render_markdown
 from proposals.files import blob_read
 
 MAX_SHOWN_BYTES = 512 * 1024
-SAFE_SCHEMES = ("http://", "https://", "mailto:", "#", "/")
 FORMATTER = HtmlFormatter(cssclass="highlight", wrapcode=True)
-
-
-class _SafeLinks(Treeprocessor):
-    def run(self, root: Element) -> None:
-        for element in root.iter():
-            for attribute in ("href", "src"):
-                value = (element.get(attribute) or "").strip()
-                if value and not (value.lower().startswith(SAFE_SCHEMES) or ":" not in value.split("/")[0]):
-                    element.set(attribute, "#unsafe-link-removed")
-
-
-class _NoRawHtml(Extension):
-    def extendMarkdown(self, md: markdown.Markdown) -> None:  # noqa: N802 (Markdown's API)
-        md.preprocessors.deregister("html_block")
-        md.inlinePatterns.deregister("html")
-        md.treeprocessors.register(_SafeLinks(md), "safe_links", 0)
-
-
-def render_markdown(text: str) -> SafeString:
-    html = markdown.markdown(text, extensions=["fenced_code", "tables", _NoRawHtml()])
-    return mark_safe(html)  # noqa: S308 — raw HTML disabled and links filtered above
 
 
 def highlight_code(path: str, text: str) -> SafeString:

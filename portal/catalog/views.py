@@ -2,9 +2,9 @@ from itertools import groupby
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from markdown import markdown
 
 from portal.errors import NotFound
+from portal.markdown import render_markdown
 from scoring import selectors
 from scoring.generation import PROMPT_LEVELS
 
@@ -28,8 +28,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
         task = selectors.task_public_get(task_id)
     except NotFound as exc:
         return _not_found(request, exc)
-    prompts = [(level, markdown(task.prompts.get(level, ""), extensions=["fenced_code", "tables"]))
-               for level in PROMPT_LEVELS]
+    prompts = [(level, render_markdown(task.prompts.get(level, ""))) for level in PROMPT_LEVELS]
     return render(
         request,
         "catalog/task_detail.html",
