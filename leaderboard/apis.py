@@ -1,3 +1,4 @@
+from django.core.cache import cache
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -21,7 +22,12 @@ class LeaderboardApi(APIView):
     )
     def get(self, request: Request) -> Response:
         query = selectors.board_query_from(request.query_params, selectors.dataset_choices())
-        rows = selectors.board_rows(query)
+        key = (f"leaderboard:json:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}:"
+               f"{query.sort}:{int(query.descending)}")
+        rows = cache.get(key)
+        if rows is None:
+            rows = [row_public(row) for row in selectors.board_rows(query)]
+            cache.set(key, rows, selectors.CACHE_SECONDS)
         return Response({
             "dataset": query.dataset,
             "domain": query.domain,
@@ -29,5 +35,5 @@ class LeaderboardApi(APIView):
             "dir": "desc" if query.descending else "asc",
             "interval": INTERVAL_METHOD,
             "count": len(rows),
-            "rows": [row_public(row) for row in rows],
+            "rows": rows,
         })
