@@ -163,20 +163,32 @@ def celery_worker_process(django_db_setup: None) -> Iterator[subprocess.Popen]:
         stop_celery_worker(proc)
 
 
+def _official_venv(requirements: str) -> Path:
+    """A venv with the published client (and `requirements`), reused while its pins are unchanged."""
+    pins = (REPO / "requirements" / requirements).read_text()
+    marker = OFFICIAL_CLIENT_VENV / f".installed-{requirements}"
+    if not marker.exists() or marker.read_text() != pins:
+        if not (OFFICIAL_CLIENT_VENV / "bin" / "pip").exists():
+            subprocess.run(["python3", "-m", "venv", str(OFFICIAL_CLIENT_VENV)], check=True)
+        subprocess.run(
+            [str(OFFICIAL_CLIENT_VENV / "bin" / "pip"), "install", "-q", "-r", str(REPO / "requirements" / requirements)],
+            check=True,
+        )
+        marker.write_text(pins)
+    return OFFICIAL_CLIENT_VENV / "bin" / "asibench"
+
+
 @pytest.fixture(scope="session")
 def official_client() -> Path:
     """The published `asibench` 0.2.0 client, installed from PyPI into its own virtualenv."""
-    exe = OFFICIAL_CLIENT_VENV / "bin" / "asibench"
-    marker = OFFICIAL_CLIENT_VENV / ".installed-0.2.0"
-    if not marker.exists():
-        shutil.rmtree(OFFICIAL_CLIENT_VENV, ignore_errors=True)
-        subprocess.run(["python3", "-m", "venv", str(OFFICIAL_CLIENT_VENV)], check=True)
-        subprocess.run(
-            [str(OFFICIAL_CLIENT_VENV / "bin" / "pip"), "install", "-q", "asibench==0.2.0"],
-            check=True,
-        )
-        marker.touch()
-    return exe
+    return _official_venv("official-client.txt")
+
+
+@pytest.fixture(scope="session")
+def official_client_with_scoring() -> Path:
+    """The official client plus the scientific stack its local `asibench score` imports."""
+    _official_venv("official-client.txt")
+    return _official_venv("official-client-scoring.txt")
 
 
 @pytest.fixture
