@@ -2,7 +2,6 @@
 and a headless Chromium. Everything is real: PostgreSQL, Redis, gunicorn, celery, bubblewrap."""
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
