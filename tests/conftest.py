@@ -169,10 +169,8 @@ def _official_venv(requirements: str) -> Path:
     if not marker.exists() or marker.read_text() != pins:
         if not (OFFICIAL_CLIENT_VENV / "bin" / "pip").exists():
             subprocess.run(["python3", "-m", "venv", str(OFFICIAL_CLIENT_VENV)], check=True)
-        subprocess.run(
-            [str(OFFICIAL_CLIENT_VENV / "bin" / "pip"), "install", "-q", "-r", str(REPO / "requirements" / requirements)],
-            check=True,
-        )
+        pip = OFFICIAL_CLIENT_VENV / "bin" / "pip"
+        subprocess.run([str(pip), "install", "-q", "-r", str(REPO / "requirements" / requirements)], check=True)
         marker.write_text(pins)
     return OFFICIAL_CLIENT_VENV / "bin" / "asibench"
 
