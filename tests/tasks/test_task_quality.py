@@ -167,3 +167,11 @@ def test_half_right_lies_strictly_between_naive_and_reference(
     for level in LEVELS:
         naive, half, ref = (_final(scores[s][level]) for s in ("naive", "half_right", "reference"))
         assert naive < half < ref, f"{level}: naive {naive:.2f}, half {half:.2f}, ref {ref:.2f}"
+
+
+def test_validate_pre_submit_passes(task_dir: Path) -> None:
+    """The same checks an author runs before submitting: static rules, determinism, GT self-check."""
+    from cli_client.validation import validate_task_dir
+
+    report = validate_task_dir(task_dir)
+    assert report.ok, [c.to_dict() for c in report.failures]
