@@ -28,7 +28,9 @@ def _empty_queue():
 
 
 def confirmed_run(persona, results: Path, tmp_path: Path) -> Submission:
-    archive = bundle_of(results, tmp_path / f"{results.name}.tar.gz")
+    bundles = tmp_path / "bundles"
+    bundles.mkdir(exist_ok=True)
+    archive = bundle_of(results, bundles / f"{results.name}.tar.gz")
     with archive.open("rb") as stream:
         intake = submissions.submission_intake(user=persona.user, stream=stream, content_length=None,
                                                filename=archive.name)
