@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, TypeAlias
@@ -114,12 +115,24 @@ class SandboxBackend:
         raise NotImplementedError
 
     def python_command(self) -> list[str]:
-        """argv prefix that starts Python inside this backend's sandbox."""
-        raise NotImplementedError
+        """argv prefix that starts Python inside this backend's sandbox (default: this interpreter)."""
+        return [sys.executable]
 
     def runtime_mounts(self) -> list[Mount]:
         """Read-only mounts that `python_command()` needs (none when the image has them)."""
-        raise NotImplementedError
+        from .runtime import python_runtime_mounts
+
+        return list(python_runtime_mounts())
+
+
+def checked_run_args(argv: list[str], workdir: Path) -> Path:
+    """The resolved workdir of a run, after refusing an empty command or a missing workdir."""
+    if not argv:
+        raise SandboxError("empty argv")
+    resolved = Path(workdir).resolve()
+    if not resolved.is_dir():
+        raise MountError(f"workdir is not a directory: {resolved}")
+    return resolved
 
 
 def normalize_mounts(mounts: list[Mount]) -> list[tuple[Path, str]]:

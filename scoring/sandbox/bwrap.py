@@ -34,7 +34,6 @@ import resource
 import shutil
 import signal
 import stat
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -51,11 +50,11 @@ from .base import (
     SandboxBackend,
     SandboxError,
     SandboxResult,
+    checked_run_args,
     classify,
     normalize_mounts,
 )
 from .process import drive, rlimit_preexec
-from .runtime import python_runtime_mounts
 
 INSIDE_ID = 65534
 DEFAULT_UID_BASE = 1_900_000_000
@@ -95,12 +94,6 @@ class BwrapBackend(SandboxBackend):
         self.uid_slots = uid_slots
         self.lock_dir = lock_dir or Path(tempfile.gettempdir()) / "asibench-sandbox"
 
-    def python_command(self) -> list[str]:
-        return [sys.executable]
-
-    def runtime_mounts(self) -> list[Mount]:
-        return list(python_runtime_mounts())
-
     def run(
         self,
         argv: list[str],
@@ -108,11 +101,7 @@ class BwrapBackend(SandboxBackend):
         read_only_mounts: list[Mount],
         limits: Limits,
     ) -> SandboxResult:
-        if not argv:
-            raise SandboxError("empty argv")
-        workdir = Path(workdir).resolve()
-        if not workdir.is_dir():
-            raise MountError(f"workdir is not a directory: {workdir}")
+        workdir = checked_run_args(argv, workdir)
         mounts = normalize_mounts(read_only_mounts)
         as_root = os.geteuid() == 0
         for src, _ in mounts:

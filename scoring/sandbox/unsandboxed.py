@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import resource
-import sys
 from pathlib import Path
 
 from .base import (
@@ -18,13 +17,12 @@ from .base import (
     Mount,
     MountError,
     SandboxBackend,
-    SandboxError,
     SandboxResult,
+    checked_run_args,
     classify,
     normalize_mounts,
 )
 from .process import drive, rlimit_preexec
-from .runtime import python_runtime_mounts
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +38,6 @@ class NoneBackend(SandboxBackend):
             )
         log.warning("sandbox backend 'none' selected: commands run WITHOUT isolation")
 
-    def python_command(self) -> list[str]:
-        return [sys.executable]
-
-    def runtime_mounts(self) -> list[Mount]:
-        return list(python_runtime_mounts())
-
     def run(
         self,
         argv: list[str],
@@ -53,11 +45,7 @@ class NoneBackend(SandboxBackend):
         read_only_mounts: list[Mount],
         limits: Limits,
     ) -> SandboxResult:
-        if not argv:
-            raise SandboxError("empty argv")
-        workdir = Path(workdir).resolve()
-        if not workdir.is_dir():
-            raise MountError(f"workdir is not a directory: {workdir}")
+        workdir = checked_run_args(argv, workdir)
         # Mounts cannot be enforced here; still reject the ones that would fail elsewhere.
         for src, dest in normalize_mounts(read_only_mounts):
             if str(src) != dest:
