@@ -229,6 +229,7 @@ if EMAIL_HOST:
     EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 else:
     EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+    EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH") or str(VAR_DIR / "mail")  # for the file-based backend
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "ASI-Bench Portal <noreply@asibench.local>")
 
 # Celery. The embedded default is kombu's filesystem transport, so `make run` needs no server.

@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
+from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 from rest_framework.views import APIView
 
 from portal.accounts import services
@@ -20,7 +20,13 @@ class DeviceTokenThrottle(AnonRateThrottle):
     scope = "device_token"
 
 
+class TokenCheckThrottle(UserRateThrottle):
+    scope = "token_check"
+
+
 class MeApi(APIView):
+    throttle_classes = [TokenCheckThrottle]
+
     @extend_schema(
         responses=inline_serializer(
             "Me",

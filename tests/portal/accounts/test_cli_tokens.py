@@ -117,3 +117,32 @@ def test_a_token_never_reaches_the_logs(submitter, client: Client, caplog):
         client.get("/api/v1/me", **bearer(issued.plaintext))
         client.get("/api/v1/me", **bearer(issued.plaintext[:-2] + "zz"))
     assert issued.plaintext not in caplog.text
+
+
+def test_repeated_failed_logins_are_rate_limited(submitter, client: Client):
+    from django.core.cache import cache
+
+    cache.clear()
+    pages = [client.post("/accounts/login/", {"login": submitter.email, "password": f"wrong-{i}"})
+             for i in range(7)]
+    assert pages[0].status_code == 200 and b"Too many failed login attempts" not in pages[0].content
+    assert any(b"Too many failed login attempts" in p.content or p.status_code == 429 for p in pages[5:])
+    cache.clear()
+
+
+def test_token_checks_are_throttled_per_user(submitter, client: Client, settings):
+    from django.core.cache import cache
+    from rest_framework.settings import api_settings
+    from rest_framework.throttling import SimpleRateThrottle
+
+    cache.clear()
+    rates = {**api_settings.DEFAULT_THROTTLE_RATES, "token_check": "3/min"}
+    original = SimpleRateThrottle.THROTTLE_RATES
+    SimpleRateThrottle.THROTTLE_RATES = rates
+    try:
+        issued = cli_token_create(user=submitter.user, name="laptop")
+        statuses = [client.get("/api/v1/me", **bearer(issued.plaintext)).status_code for _ in range(4)]
+    finally:
+        SimpleRateThrottle.THROTTLE_RATES = original
+        cache.clear()
+    assert statuses == [200, 200, 200, 429]

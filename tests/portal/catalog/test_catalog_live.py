@@ -110,14 +110,21 @@ def test_task_pull_fetches_every_instance_and_resumes(full_catalog, portal_serve
     assert not any(p.name.startswith((".partial-", ".old-")) for p in out.iterdir())
 
 
-def test_task_pull_of_public_references_and_a_subset(full_catalog, portal_server, db, cli_home, tmp_path):
-    task_id = Task.objects.order_by("id").first().id
+def test_task_pull_of_the_public_dataset_carries_references(full_catalog, portal_server, db, cli_home, tmp_path):
     out = tmp_path / "public"
-    result = run_cli([*OUR_CLI, "task", "pull", "--repo", "seed31415", "--tasks", task_id, "--output-dir", str(out),
-                      "--endpoint", portal_server.url], cli_home)
+    result = run_cli([*OUR_CLI, "task", "pull", "--repo", "seed31415", "--output-dir", str(out),
+                      "--endpoint", portal_server.url], cli_home, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert [p.name for p in out.iterdir()] == [f"{task_id}__seed31415"]
-    assert any((out / f"{task_id}__seed31415" / "reference").iterdir())
+    expected = sorted(Instance.objects.filter(dataset="seed31415").values_list("instance_id", flat=True))
+    assert sorted(p.name for p in out.iterdir()) == expected
+    for name in expected:
+        assert any((out / name / "reference").iterdir()), name
+        assert json.loads((out / name / "instance_meta.json").read_text())["params_used"]
+    task_id = expected[0].split("__")[0]
+    subset = run_cli([*OUR_CLI, "task", "pull", "--repo", "seed31415", "--tasks", task_id,
+                      "--output-dir", str(tmp_path / "one"), "--endpoint", portal_server.url], cli_home)
+    assert subset.returncode == 0, subset.stderr
+    assert [p.name for p in (tmp_path / "one").iterdir()] == [f"{task_id}__seed31415"]
 
 
 def test_task_pull_refuses_unknown_tasks_and_datasets(full_catalog, portal_server, db, cli_home, tmp_path):

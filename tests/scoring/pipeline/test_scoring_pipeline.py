@@ -29,7 +29,7 @@ def _empty_queue():
 
 def confirmed_run(persona, results: Path, tmp_path: Path) -> Submission:
     bundles = tmp_path / "bundles"
-    bundles.mkdir(exist_ok=True)
+    bundles.mkdir(parents=True, exist_ok=True)
     archive = bundle_of(results, bundles / f"{results.name}.tar.gz")
     with archive.open("rb") as stream:
         intake = submissions.submission_intake(user=persona.user, stream=stream, content_length=None,
@@ -170,3 +170,36 @@ def test_malformed_outputs_score_zero_with_a_reason_and_never_stall_the_run(
             assert not score.hard_gates_passed
         else:
             assert score.percent >= 95
+
+
+def test_rescore_flags_and_owner_mail_through_the_real_worker(
+    submit_catalog, submitter, other_user, maintainer, run_results, tmp_path
+):
+    """Completion hooks run in the worker: the owner is mailed, copied outputs are flagged,
+    and a maintainer's rescore adds a second scoring while keeping the first."""
+    from leaderboard.models import IntegrityFlag
+    from leaderboard.services import review_rescore
+
+    mail_dir = tmp_path / "mail"
+    worker = start_celery_worker("hooks", extra_env={
+        "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend", "EMAIL_FILE_PATH": str(mail_dir)})
+    try:
+        original = wait_until_scored(confirmed_run(submitter, run_results["reference"], tmp_path / "a"))
+        copy = wait_until_scored(confirmed_run(other_user, run_results["reference"], tmp_path / "b"))
+        assert original.status == copy.status == "scored"
+        flagged = set(IntegrityFlag.objects.filter(kind="duplicate_outputs").values_list("submission_id", flat=True))
+        assert copy.id in flagged
+        mails = "".join(p.read_text() for p in mail_dir.glob("*.log"))
+        assert submitter.email in mails and other_user.email in mails and "scored" in mails.lower()
+
+        review_rescore(submission_id=original.id, actor=maintainer.user, reason="engine update")
+        rescored = wait_until_scored(original)
+    finally:
+        stop_celery_worker(worker)
+    assert rescored.status == "scored"
+    runs = list(ScoringRun.objects.filter(submission=original).order_by("number"))
+    assert [r.number for r in runs] == [1, 2] and all(r.status == "complete" for r in runs)
+    assert runs[1].requested_by_id == maintainer.user.id
+    assert runs[0].aggregate["overall"] == pytest.approx(runs[1].aggregate["overall"])
+    assert InstanceScore.objects.filter(scoring_run=runs[0]).count() == 8, "the earlier scoring is kept"
+    assert InstanceScore.objects.filter(scoring_run=runs[1]).count() == 8
