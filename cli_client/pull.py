@@ -11,6 +11,7 @@ from typing import Any
 
 from cli_client.context import CliContext
 from cli_client.errors import CliError
+from cli_client.formats.digests import tree_hashes
 
 MARKER = ".asibench-pull.json"
 DOWNLOAD_ATTEMPTS = 3
@@ -24,20 +25,8 @@ class PullOutcome:
     bytes: int = 0
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _tree_hashes(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): _sha256_file(p)
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != MARKER
-    }
+    return tree_hashes(root, skip=lambda path: path.name == MARKER)
 
 
 def instance_intact(directory: Path, expected_archive_sha: str) -> bool:

@@ -8,7 +8,6 @@ work is done and a rerun skips it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shlex
 import shutil
@@ -21,6 +20,7 @@ from typing import Any
 from cli_client import run_records as records
 from cli_client.agent_exec import AgentRun, linux_ns_mounts, run_linux_ns, run_unsandboxed
 from cli_client.errors import CliError
+from cli_client.formats.digests import sha256_file
 from scoring.engine import TaskDefinitionError, anonymised_task_id, declared_outputs, load_task
 
 PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
@@ -224,14 +224,6 @@ def clean_transients(workspace: Path) -> None:
                 path.unlink(missing_ok=True)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def persist_outputs(workspace: Path, recorded: list[str], task_out: Path, stem: str) -> dict[str, Any] | None:
     """Copy recorded outputs to `<stem>.outputs/` with sha256/bytes (contract §5.5)."""
     if not recorded:
@@ -252,7 +244,7 @@ def persist_outputs(workspace: Path, recorded: list[str], task_out: Path, stem: 
         dest = dest_root / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)
-        files.append({"path": rel, "sha256": _sha256(dest), "bytes": dest.stat().st_size})
+        files.append({"path": rel, "sha256": sha256_file(dest), "bytes": dest.stat().st_size})
     if not any("sha256" in f for f in files):
         return {"dir": None, "files": files}
     return {"dir": f"{stem}.outputs", "files": files}

@@ -12,7 +12,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from cli_client.formats.task_files import PROMPT_LEVELS, sha256_bytes
+from cli_client.formats.digests import sha256_bytes
+from cli_client.formats.task_files import PROMPT_LEVELS
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
 from proposals import forms, rendering, selectors, services

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from cli_client.formats import digests
 from scoring.engine import anonymised_task_id, declared_outputs, load_task, public_task_eval, static_validate
 from scoring.sandbox import Limits, SandboxBackend
 
@@ -63,21 +64,8 @@ class TaskSource:
     task: dict[str, Any]  # the merged definition (private)
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def tree_hashes(root: Path) -> dict[str, str]:
-    """sha256 of every regular file below root, keyed by POSIX relative path."""
-    return {
-        path.relative_to(root).as_posix(): sha256_file(path)
-        for path in sorted(root.rglob("*"))
-        if path.is_file() and "__pycache__" not in path.parts
-    }
+    return digests.tree_hashes(root, skip=lambda path: "__pycache__" in path.parts)
 
 
 def _hash_of_hashes(hashes: dict[str, str]) -> str:
@@ -248,7 +236,7 @@ def build_archive(root: Path, members: list[str], top: str, dest: Path) -> tuple
                 info.size, info.mode, info.mtime = path.stat().st_size, 0o644, 0
                 with path.open("rb") as handle:
                     tar.addfile(info, handle)
-    return sha256_file(dest), dest.stat().st_size
+    return digests.sha256_file(dest), dest.stat().st_size
 
 
 def public_members(instance_dir: Path, include_reference: bool) -> list[str]:

@@ -21,6 +21,7 @@ from cli_client.commands.auth import validate_token
 from cli_client.context import CliContext
 from cli_client.endpoints import proposal_page_url, token_settings_url
 from cli_client.errors import CliError, PortalHttpError
+from cli_client.formats.digests import sha256_bytes
 from cli_client.formats.task_files import (
     CLIENT_TASK_ID_RE,
     METADATA_FILES,
@@ -29,7 +30,6 @@ from cli_client.formats.task_files import (
     TaskFileError,
     collect_task_files,
     os_evidence_error,
-    sha256_bytes,
 )
 
 pass_cli = click.make_pass_decorator(CliContext)

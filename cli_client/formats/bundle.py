@@ -8,7 +8,6 @@ built here and one built there are interchangeable for the Portal's verifier
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -18,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from cli_client.formats.digests import sha256_file
 
 SUBMISSION_SCHEMA_VERSION = 1
 FRAMEWORK_VERSION = "0.2.0"
@@ -47,7 +48,6 @@ EXCLUDED_RESULT_NAMES = frozenset({
 })
 EXCLUDED_RESULT_MARKERS = (".trajectory.", ".agent_model_output.")
 
-_HASH_CHUNK = 1 << 20
 
 
 # --- identity rules --------------------------------------------------------------------------
@@ -199,14 +199,6 @@ class BundleSummary:
     @property
     def entries_missing_outputs(self) -> list[BundleEntry]:
         return [entry for entry in self.entries if entry.missing_outputs]
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def utc_created_at(now: datetime | None = None) -> str:

@@ -121,18 +121,6 @@ def collect_task_files(task_dir: Path) -> list[LocalFile]:
     return out
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def snapshot_token(files: Mapping[str, str]) -> str:
     """64 hex chars identifying a file set {name: sha256}; the empty set has a token too."""
     digest = hashlib.sha256()
