@@ -16,14 +16,9 @@ from django.conf import settings
 
 from proposals.files import blob_read
 from scoring.sandbox import Limits, get_backend, python_runtime_env, python_runtime_mounts
+from scoring.services import scratch_root
 
 VALIDATION_SECONDS = 600
-
-
-def _scratch_root() -> Path:
-    root = Path(settings.VAR_DIR) / "scratch"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
 
 
 def _parse_report(stdout: str) -> dict[str, Any] | None:
@@ -41,7 +36,7 @@ def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str,
     """Validate the files [(path, blob)] as task `task_id`; returns {"ok", "checks", "warnings", "error"}."""
     backend = get_backend(settings.SCORING_SANDBOX)
     domain, name = task_id.split(".", 1)
-    with tempfile.TemporaryDirectory(prefix="asibench-proposal-", dir=_scratch_root()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="asibench-proposal-", dir=scratch_root()) as tmp:
         work = Path(tmp)
         task_dir = work / "tasks" / domain / name
         for path, blob in files:

@@ -26,7 +26,7 @@ from scoring.aggregation import ScoredResult, aggregate
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.models import InstanceScore, ScoringRun
 from scoring.sandbox import Limits, SandboxBackend, python_runtime_env
-from scoring.services import reference_extract, sandbox_backend
+from scoring.services import reference_extract, sandbox_backend, scratch_root
 
 logger = logging.getLogger(__name__)
 Enqueue = Callable[[int, int], None]
@@ -164,9 +164,7 @@ def entry_score(*, scoring_run_id: int, entry_id: int, backend: SandboxBackend |
     instance = entry.instance
     backend = backend or sandbox_backend()
     started = time.monotonic()
-    scratch_root = Path(settings.VAR_DIR) / "scratch"
-    scratch_root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="score-", dir=scratch_root) as tmp:
+    with tempfile.TemporaryDirectory(prefix="score-", dir=scratch_root()) as tmp:
         tmp_path = Path(tmp)
         workdir = tmp_path / "work"
         workdir.mkdir()

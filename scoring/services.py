@@ -128,7 +128,7 @@ def instance_generate(
     backend = backend or sandbox_backend()
     params = sample_params(source.task, dataset.seed)
     instance_id = instance_id_for_seed(source.task_id, dataset.seed)
-    with tempfile.TemporaryDirectory(prefix="asibench-gen-", dir=_scratch_root()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="asibench-gen-", dir=scratch_root()) as tmp:
         tmp_path = Path(tmp)
         first = run_generator(source, params, tmp_path / "run1", backend)
         second = run_generator(source, params, tmp_path / "run2", backend)
@@ -176,7 +176,8 @@ def catalog_roots() -> list[Path]:
     return [Path(settings.TASKS_DIR), Path(settings.PUBLISHED_TASKS_DIR)]
 
 
-def _scratch_root() -> Path:
+def scratch_root() -> Path:
+    """Where sandboxed runs get their private temporary directories (same disk as VAR_DIR)."""
     root = Path(settings.VAR_DIR) / "scratch"
     root.mkdir(parents=True, exist_ok=True)
     return root
