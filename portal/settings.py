@@ -325,5 +325,8 @@ CELERY_BEAT_SCHEDULE = {
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
 SCORING_MEMORY_BYTES = env_int("ASIBENCH_SCORING_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
+# Storage, sandbox or database trouble is retried with exponential backoff, then the run fails.
+SCORING_INFRA_RETRIES = env_int("ASIBENCH_SCORING_RETRIES", 5)
+SCORING_RETRY_BACKOFF_SECONDS = env_int("ASIBENCH_SCORING_RETRY_BACKOFF", 5, minimum=1)
 # Task proposal file sync (client contract §4.3, §9.5): 100 MiB of files plus multipart overhead.
 PROPOSAL_MAX_BODY_BYTES = env_int("ASIBENCH_PROPOSAL_MAX_BODY_BYTES", 110 * 1024 * 1024, minimum=1)

@@ -1,6 +1,7 @@
 """Thin Celery tasks: ids in, one service call each. Retries only for infrastructure errors."""
 
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError
 
 from scoring import pipeline
@@ -29,9 +30,9 @@ def score_submission(submission_id: str, requested_by_id: str | None = None) -> 
     name="scoring.score_entry",
     acks_late=True,
     autoretry_for=INFRASTRUCTURE_ERRORS,
-    retry_backoff=5,
+    retry_backoff=settings.SCORING_RETRY_BACKOFF_SECONDS,
     retry_jitter=True,
-    max_retries=5,
+    max_retries=settings.SCORING_INFRA_RETRIES,
 )
 def score_entry(scoring_run_id: int, entry_id: int) -> None:
     try:

@@ -207,3 +207,25 @@ def test_rescore_flags_and_owner_mail_through_the_real_worker(
     assert runs[0].aggregate["overall"] == pytest.approx(runs[1].aggregate["overall"])
     assert InstanceScore.objects.filter(scoring_run=runs[0]).count() == 8, "the earlier scoring is kept"
     assert InstanceScore.objects.filter(scoring_run=runs[1]).count() == 8
+
+
+def test_an_infrastructure_failure_is_retried_then_fails_the_run_with_a_reason(
+    submit_catalog, submitter, run_results, tmp_path
+):
+    from django.core.files.storage import default_storage
+
+    archive = bundle_of(run_results["reference"], tmp_path / "gone.tar.gz")
+    with archive.open("rb") as stream:
+        draft = submissions.submission_intake(user=submitter.user, stream=stream, content_length=None).submission
+    default_storage.delete(draft.archive)  # the stored bundle vanished: not the submitter's fault
+    worker = start_celery_worker("infra", extra_env={"ASIBENCH_SCORING_RETRIES": "1",
+                                                     "ASIBENCH_SCORING_RETRY_BACKOFF": "1"})
+    try:
+        submissions.submission_confirm(user=submitter.user, submission_id=str(draft.id))
+        run = wait_until_scored(draft, timeout=120)
+    finally:
+        stop_celery_worker(worker)
+    assert run.status == "failed"
+    assert "could not read the stored bundle" in run.status_reason
+    assert ScoringRun.objects.get(submission=run).status == "failed"
+    assert not InstanceScore.objects.filter(scoring_run__submission=run).exists(), "no result is scored 0 for it"
