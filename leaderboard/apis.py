@@ -7,6 +7,21 @@ from rest_framework.views import APIView
 
 from leaderboard import selectors
 from leaderboard.exports import INTERVAL_METHOD, row_public
+from portal.errors import ValidationFailed
+
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+
+
+def _page_bounds(params: object) -> tuple[int, int]:
+    try:
+        limit = int(params.get("limit", DEFAULT_PAGE_SIZE))  # type: ignore[attr-defined]
+        offset = int(params.get("offset", 0))  # type: ignore[attr-defined]
+    except ValueError:
+        raise ValidationFailed("limit and offset must be whole numbers.", code="bad_page") from None
+    if not 1 <= limit <= MAX_PAGE_SIZE or offset < 0:
+        raise ValidationFailed(f"limit must be 1-{MAX_PAGE_SIZE} and offset >= 0.", code="bad_page")
+    return limit, offset
 
 
 class LeaderboardApi(APIView):
@@ -17,10 +32,12 @@ class LeaderboardApi(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("dataset", str), OpenApiParameter("domain", str),
-                    OpenApiParameter("sort", str), OpenApiParameter("dir", str, enum=["asc", "desc"])],
+                    OpenApiParameter("sort", str), OpenApiParameter("dir", str, enum=["asc", "desc"]),
+                    OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
         responses={200: dict},
     )
     def get(self, request: Request) -> Response:
+        limit, offset = _page_bounds(request.query_params)
         query = selectors.board_query_from(request.query_params, selectors.dataset_choices())
         key = (f"leaderboard:json:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}:"
                f"{query.sort}:{int(query.descending)}")
@@ -35,5 +52,7 @@ class LeaderboardApi(APIView):
             "dir": "desc" if query.descending else "asc",
             "interval": INTERVAL_METHOD,
             "count": len(rows),
-            "rows": rows,
+            "limit": limit,
+            "offset": offset,
+            "rows": rows[offset:offset + limit],
         })

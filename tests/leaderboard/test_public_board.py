@@ -164,3 +164,14 @@ def test_the_owner_reads_the_reason_and_the_audit_log_on_the_run_page(client, bo
     assert 'data-testid="reject-reason"' in page and "Reason: copied" in page
     assert 'data-testid="audit-log"' in page and "reject" in page
     assert 'data-testid="run-flags"' not in page
+
+
+def test_the_json_export_is_paginated(client, board):
+    assert client.get("/api/v1/leaderboard?limit=0").status_code == 400
+    assert client.get("/api/v1/leaderboard?offset=-1").status_code == 400
+    assert client.get("/api/v1/leaderboard?limit=abc").json()["code"] == "bad_page"
+    whole = client.get("/api/v1/leaderboard").json()
+    assert whole["count"] >= 2 and whole["limit"] == 100
+    second = client.get("/api/v1/leaderboard?limit=1&offset=1").json()
+    assert second["count"] == whole["count"]
+    assert second["rows"] == whole["rows"][1:2]
