@@ -15,7 +15,13 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cli_client.formats.bundle_verify import BundleLimits, BundleRejected, VerifiedBundle, verify_bundle_stream
+from cli_client.formats.bundle_verify import (
+    BundleLimits,
+    BundleRejected,
+    VerifiedBundle,
+    VerifiedEntry,
+    verify_bundle_stream,
+)
 from portal.accounts.models import User
 from portal.errors import NotFound, PayloadTooLarge, PortalError, ValidationFailed
 from portal.submissions.models import Submission, SubmissionEntry
@@ -156,58 +162,57 @@ def submission_intake(
 def _draft_create(
     user: User, dataset: Dataset, bundle: VerifiedBundle, archive_path: Path, filename: str
 ) -> Submission:
-    submission = Submission(owner=user, dataset=dataset)
     incomplete, report = _completeness(bundle, dataset)
-    stored_name = ""
+    submission = Submission(
+        owner=user,
+        dataset=dataset,
+        archive_sha256=bundle.archive_sha256,
+        archive_bytes=bundle.archive_bytes,
+        filename=filename[:255],
+        note=(bundle.note or "")[:5000],
+        framework_version=(bundle.framework_version or "")[:40],
+        bundle_created_at=(bundle.created_at or "")[:40],
+        integrity_ok=bundle.integrity_ok,
+        incomplete_instances=incomplete,
+        report=report,
+        expires_at=timezone.now() + timedelta(hours=settings.DRAFT_TTL_HOURS),
+        **_describe_agent(bundle),
+    )
+    instances = {
+        i.instance_id: i
+        for i in Instance.objects.filter(dataset=dataset, instance_id__in={e.instance_id for e in bundle.entries})
+    }
     try:
         with archive_path.open("rb") as raw:
-            stored_name = default_storage.save(f"submissions/{submission.id}.tar.gz", _TempArchive(raw))
-        instances = {i.instance_id: i for i in Instance.objects.filter(
-            dataset=dataset, instance_id__in={e.instance_id for e in bundle.entries})}
+            submission.archive = default_storage.save(f"submissions/{submission.id}.tar.gz", _TempArchive(raw))
         with transaction.atomic():
-            submission.__dict__.update(
-                archive=stored_name,
-                archive_sha256=bundle.archive_sha256,
-                archive_bytes=bundle.archive_bytes,
-                filename=filename[:255],
-                note=(bundle.note or "")[:5000],
-                framework_version=(bundle.framework_version or "")[:40],
-                bundle_created_at=(bundle.created_at or "")[:40],
-                integrity_ok=bundle.integrity_ok,
-                incomplete_instances=incomplete,
-                report=report,
-                expires_at=timezone.now() + timedelta(hours=settings.DRAFT_TTL_HOURS),
-                **_describe_agent(bundle),
-            )
             submission.save()
-            SubmissionEntry.objects.bulk_create(
-                SubmissionEntry(
-                    submission=submission,
-                    base_name=e.base_name,
-                    instance=instances[e.instance_id],
-                    task_id=e.task_id,
-                    prompt_level=e.prompt_level,
-                    attempt=e.attempt,
-                    result_status=e.status[:20],
-                    outputs=[{"path": o.path, "member": o.member, "sha256": o.sha256, "bytes": o.bytes}
-                             for o in e.outputs],
-                    missing_outputs=e.missing_outputs,
-                    timed_out_with_outputs=e.timed_out_with_outputs,
-                    provenance=e.provenance,
-                )
-                for e in bundle.entries
-            )
+            SubmissionEntry.objects.bulk_create(_entry(submission, e, instances[e.instance_id]) for e in bundle.entries)
     except IntegrityError:
         # The same bytes arrived twice at once; the other request's draft is the answer.
-        if stored_name:
-            default_storage.delete(stored_name)
-        return Submission.objects.get(owner=user, archive_sha256=bundle.archive_sha256,
-                                      status__in=_LIVE_STATUSES)
+        default_storage.delete(submission.archive)
+        return Submission.objects.get(owner=user, archive_sha256=bundle.archive_sha256, status__in=_LIVE_STATUSES)
     except BaseException:
-        if stored_name:
-            default_storage.delete(stored_name)
+        if submission.archive:
+            default_storage.delete(submission.archive)
         raise
     return submission
+
+
+def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> SubmissionEntry:
+    return SubmissionEntry(
+        submission=submission,
+        base_name=entry.base_name,
+        instance=instance,
+        task_id=entry.task_id,
+        prompt_level=entry.prompt_level,
+        attempt=entry.attempt,
+        result_status=entry.status[:20],
+        outputs=[{"path": o.path, "member": o.member, "sha256": o.sha256, "bytes": o.bytes} for o in entry.outputs],
+        missing_outputs=entry.missing_outputs,
+        timed_out_with_outputs=entry.timed_out_with_outputs,
+        provenance=entry.provenance,
+    )
 
 
 _LIVE_STATUSES = [s for s in Submission.Status.values if s not in ("withdrawn", "expired")]
