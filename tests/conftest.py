@@ -152,9 +152,10 @@ def stop_celery_worker(proc: subprocess.Popen, kill: bool = False) -> None:
         proc.wait(timeout=10)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def celery_worker_process(django_db_setup: None) -> Iterator[subprocess.Popen]:
-    """A real Celery worker for one test module (modules that kill workers start their own)."""
+    """A real Celery worker for one test; tests that need special workers start their own, and no
+    other worker may be left consuming the queue while they run."""
     proc = start_celery_worker("worker")
     try:
         yield proc
