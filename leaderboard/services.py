@@ -25,6 +25,7 @@ from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.models import Dataset, InstanceScore, ScoringRun
+from scoring.selectors import scoring_run_latest
 
 logger = logging.getLogger(__name__)
 MAX_NAME = 120
@@ -40,10 +41,6 @@ def _locked(submission_id: Any) -> Submission:
     if submission is None:
         raise NotFound("No such run.")
     return submission
-
-
-def _latest_scoring(submission: Submission) -> ScoringRun | None:
-    return ScoringRun.objects.filter(submission=submission).order_by("-number").first()
 
 
 def _log(submission: Submission, actor: User, kind: str, *, reason: str = "", display_name: str = "",
@@ -132,7 +129,7 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str) -> Lea
         # Serialise publishes per dataset so "one current row per configuration" cannot race.
         submission = _locked(submission_id)
         Dataset.objects.select_for_update().filter(name=submission.dataset_id).first()
-        scoring = _latest_scoring(submission)
+        scoring = scoring_run_latest(submission.id)
         if submission.status != Submission.Status.SCORED or scoring is None or \
                 scoring.status != ScoringRun.Status.COMPLETE:
             raise Conflict(f"Only scored runs can be published; this run is {submission.status}.",
@@ -199,7 +196,7 @@ def review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
         if current and current.state == RunReview.State.REJECTED and current.reason == why:
             return current
         review = _decide(submission, actor, RunReview.State.REJECTED, reason=why)
-        _log(submission, actor, ReviewAction.Kind.REJECT, reason=why, scoring=_latest_scoring(submission))
+        _log(submission, actor, ReviewAction.Kind.REJECT, reason=why, scoring=scoring_run_latest(submission.id))
         transaction.on_commit(lambda: owner_notify(submission_id=submission.id, kind="rejected"))
     return review
 
@@ -218,7 +215,7 @@ def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Subm
         if not LeaderboardEntry.objects.filter(submission=submission).exists():
             _decide(submission, actor, RunReview.State.RESCORING, reason="")
         _log(submission, actor, ReviewAction.Kind.RESCORE, reason=(reason or "").strip(),
-             scoring=_latest_scoring(submission))
+             scoring=scoring_run_latest(submission.id))
     return submission
 
 
@@ -248,7 +245,7 @@ def _sandbox_problem(provenance: dict[str, Any], accepted: set[str]) -> str | No
 def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
     """Recompute the run's flags from its results and its latest scoring. Safe to repeat."""
     submission = Submission.objects.select_related("dataset").get(id=submission_id)
-    scoring = _latest_scoring(submission)
+    scoring = scoring_run_latest(submission.id)
     entries = list(SubmissionEntry.objects.filter(submission=submission).values(
         "id", "base_name", "instance_id", "prompt_level", "outputs", "timed_out_with_outputs", "provenance"))
     accepted = set(submission.dataset.accepted_sandbox_modes or [])
@@ -329,7 +326,7 @@ def owner_notify(*, submission_id: Any, kind: str) -> bool:
     short = str(submission.id)[:8]
     config = " / ".join(x for x in (submission.agent, submission.model, submission.effort) if x) or "your run"
     if kind == "scored":
-        scoring = _latest_scoring(submission)
+        scoring = scoring_run_latest(submission.id)
         subject = f"ASI-Bench: run {short} is scored"
         levels = _levels_line(scoring.aggregate if scoring else {})
         body = (f"Your run {submission.id} ({config}) on {submission.dataset_id} has been scored"

@@ -6,7 +6,6 @@ the configured backend with no network, a private scratch dir and time/memory li
 
 import gzip
 import hashlib
-import io
 import json
 import re
 import tarfile
@@ -245,16 +244,3 @@ def public_members(instance_dir: Path, include_reference: bool) -> list[str]:
         # Public-reference datasets are scored locally, which needs the parameters too.
         members += ["reference", "instance_meta.json"]
     return [m for m in members if (instance_dir / m).exists()]
-
-
-def read_archive_members(data: bytes) -> dict[str, bytes]:
-    """Every regular file of a tar.gz held in memory (for tests and checks of small archives)."""
-    out: dict[str, bytes] = {}
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        for member in tar.getmembers():
-            if member.isfile():
-                handle = tar.extractfile(member)
-                assert handle is not None
-                out[member.name] = handle.read()
-    return out
-

@@ -26,6 +26,7 @@ from scoring.aggregation import ScoredResult, aggregate
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.models import InstanceScore, ScoringRun
 from scoring.sandbox import Limits, SandboxBackend, python_runtime_env
+from scoring.selectors import scoring_run_latest
 from scoring.services import reference_extract, sandbox_backend, scratch_root
 
 logger = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ def scoring_run_start(*, submission_id: str, requested_by: Any = None, rescore: 
         submission = Submission.objects.select_for_update().filter(id=submission_id).first()
         if submission is None:
             return None
-        current = submission.scoring_runs.order_by("-number").first()
+        current = scoring_run_latest(submission.id)
         if submission.status == Submission.Status.SCORING and current and current.status == ScoringRun.Status.RUNNING:
             return current  # redelivered: resume
         if submission.status != Submission.Status.QUEUED:
@@ -277,7 +278,3 @@ def submission_rescore(*, submission_id: str, requested_by: Any) -> Submission:
 
             transaction.on_commit(lambda: score_submission.delay(str(submission_id), str(requested_by.id)))
     return Submission.objects.get(id=submission_id)
-
-
-def current_scoring(submission: Submission) -> ScoringRun | None:
-    return submission.scoring_runs.order_by("-number").first()

@@ -5,7 +5,7 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from portal.errors import NotFound, ValidationFailed
-from scoring.models import Dataset, Instance, Task
+from scoring.models import Dataset, Instance, ScoringRun, Task
 
 PUBLIC_TASK_STATUSES = (Task.Status.SAMPLE, Task.Status.FINAL)
 
@@ -85,6 +85,11 @@ def instance_get(dataset: Dataset, instance_id: str) -> Instance:
 
 def instance_ids_of(dataset_name: str) -> set[str]:
     return set(Instance.objects.filter(dataset_id=dataset_name).values_list("instance_id", flat=True))
+
+
+def scoring_run_latest(submission_id: object) -> "ScoringRun | None":
+    """The newest scoring of a submission (a rescore adds one; earlier ones are kept)."""
+    return ScoringRun.objects.filter(submission_id=submission_id).order_by("-number").first()
 
 
 def task_datasets(task: Task) -> list[str]:

@@ -19,6 +19,15 @@ def issue_token(user: object, name: str = "cli") -> str:
     return cli_token_create(user=user, name=name).plaintext  # type: ignore[arg-type]
 
 
+def read_archive_members(data: bytes) -> dict[str, bytes]:
+    """Every regular file of a small tar.gz held in memory."""
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
+
+
 def strip_ansi(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 

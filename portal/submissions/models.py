@@ -43,6 +43,9 @@ class Submission(models.Model):
     scored_at = models.DateTimeField(null=True, blank=True)
     overall_score = models.FloatField(null=True, blank=True)  # of the current scoring, for lists
 
+    # A withdrawn or expired draft no longer holds its bytes: the same bundle may be uploaded again.
+    ENDED_DRAFT_STATUSES = (Status.WITHDRAWN, Status.EXPIRED)
+
     class Meta:
         ordering = ["-created_at"]
         constraints = [

@@ -16,8 +16,9 @@ def submission_list_for_owner(user: User) -> QuerySet[Submission]:
 def scoring_summary(submission: Submission, with_details: bool) -> dict[str, Any] | None:
     """Progress and aggregates for the owner; per-result scores and reasons for maintainers."""
     from scoring.models import InstanceScore
+    from scoring.selectors import scoring_run_latest
 
-    run = submission.scoring_runs.order_by("-number").first()
+    run = scoring_run_latest(submission.id)
     if run is None:
         return None
     total = submission.entries.count()

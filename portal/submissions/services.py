@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from cli_client.formats.bundle_verify import (
@@ -148,9 +149,7 @@ def submission_intake(
                 )
         except BundleRejected as exc:
             raise BundleRefused(f"Bundle refused ({exc.code}): {exc.message}", code=exc.code) from None
-        existing = Submission.objects.filter(owner=user, archive_sha256=bundle.archive_sha256).exclude(
-            status__in=[Submission.Status.WITHDRAWN, Submission.Status.EXPIRED]
-        ).first()
+        existing = _live_upload(user, bundle.archive_sha256).first()
         if existing is not None:
             return IntakeResult(existing, created=False)
         return IntakeResult(_draft_create(user, dataset, bundle, Path(handle.name), filename), created=True)
@@ -191,7 +190,7 @@ def _draft_create(
     except IntegrityError:
         # The same bytes arrived twice at once; the other request's draft is the answer.
         default_storage.delete(submission.archive)
-        return Submission.objects.get(owner=user, archive_sha256=bundle.archive_sha256, status__in=_LIVE_STATUSES)
+        return _live_upload(user, bundle.archive_sha256).get()
     except BaseException:
         if submission.archive:
             default_storage.delete(submission.archive)
@@ -215,7 +214,10 @@ def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> 
     )
 
 
-_LIVE_STATUSES = [s for s in Submission.Status.values if s not in ("withdrawn", "expired")]
+def _live_upload(user: User, archive_sha256: str) -> QuerySet[Submission]:
+    return Submission.objects.filter(owner=user, archive_sha256=archive_sha256).exclude(
+        status__in=Submission.ENDED_DRAFT_STATUSES
+    )
 
 
 def intake_message(submission: Submission, created: bool) -> str:
@@ -239,13 +241,19 @@ def submission_get_for(*, user: User, submission_id: str) -> Submission:
     return submission
 
 
-def submission_confirm(*, user: User, submission_id: str) -> Submission:
-    """Move a draft to the scoring queue. Idempotent: confirming twice changes nothing more."""
+def _owned(user: User, submission_id: str) -> Submission:
+    """Only the owner acts on a draft; maintainers may read it but get NotFound here too."""
     submission = submission_get_for(user=user, submission_id=submission_id)
     if submission.owner_id != user.id:
         raise NotFound("No such submission.")
+    return submission
+
+
+def submission_confirm(*, user: User, submission_id: str) -> Submission:
+    """Move a draft to the scoring queue. Idempotent: confirming twice changes nothing more."""
+    submission = _owned(user, submission_id)
     if submission.status != Submission.Status.DRAFT:
-        if submission.status in (Submission.Status.WITHDRAWN, Submission.Status.EXPIRED):
+        if submission.status in Submission.ENDED_DRAFT_STATUSES:
             raise ValidationFailed(f"This draft was {submission.status}; upload the bundle again.")
         return submission
     with transaction.atomic():
@@ -261,9 +269,7 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
 
 
 def submission_withdraw(*, user: User, submission_id: str) -> Submission:
-    submission = submission_get_for(user=user, submission_id=submission_id)
-    if submission.owner_id != user.id:
-        raise NotFound("No such submission.")
+    submission = _owned(user, submission_id)
     if submission.status != Submission.Status.DRAFT:
         raise ValidationFailed("Only drafts can be withdrawn; this run is already in the scoring queue.")
     if Submission.objects.filter(id=submission.id, status=Submission.Status.DRAFT).update(
