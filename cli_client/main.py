@@ -6,6 +6,7 @@ import click
 
 from cli_client import __version__
 from cli_client.commands import auth
+from cli_client.commands.difficulty_check import difficulty_check as difficulty_check_command
 from cli_client.commands.run import run as run_command
 from cli_client.commands.score import score as score_command
 from cli_client.commands.submit import submit as submit_command
@@ -31,6 +32,7 @@ cli.add_command(task_group)
 cli.add_command(run_command)
 cli.add_command(score_command)
 cli.add_command(validate_command)
+cli.add_command(difficulty_check_command)
 
 
 def main(argv: list[str] | None = None, context: CliContext | None = None) -> None:

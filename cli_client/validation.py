@@ -90,7 +90,7 @@ class ValidationReport:
                 "checks": [c.to_dict() for c in self.checks], "warnings": self.warnings}
 
 
-class _GeneratorFailed(Exception):
+class GeneratorFailed(Exception):
     pass
 
 
@@ -112,12 +112,12 @@ def run_generator(task_dir: Path, output_dir: Path, params: dict[str, Any], time
         done = subprocess.run(argv, cwd=task_dir, capture_output=True, text=True, timeout=timeout,
                               env=_subprocess_env(), check=False)
     except subprocess.TimeoutExpired:
-        raise _GeneratorFailed(f"generate_gt.py did not finish within {timeout:g} s") from None
+        raise GeneratorFailed(f"generate_gt.py did not finish within {timeout:g} s") from None
     if done.returncode != 0:
-        raise _GeneratorFailed(f"generate_gt.py exited with {done.returncode}: {_tail(done.stderr)}")
+        raise GeneratorFailed(f"generate_gt.py exited with {done.returncode}: {_tail(done.stderr)}")
     reference = output_dir / "reference"
     if not reference.is_dir() or not any(reference.iterdir()):
-        raise _GeneratorFailed("generate_gt.py produced no reference/ files")
+        raise GeneratorFailed("generate_gt.py produced no reference/ files")
     try:
         meta = json.loads((output_dir / "instance_meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -154,7 +154,7 @@ def preflight_params(task: dict[str, Any], default_params: dict[str, Any]) -> di
     if generation.get("mode", "infinite") == "finite":
         settings = generation.get("settings") or []
         if not settings or not isinstance(settings[0], dict):
-            raise _GeneratorFailed("finite generation mode needs at least one setting")
+            raise GeneratorFailed("finite generation mode needs at least one setting")
         return {k: v for k, v in settings[0].items() if k != "id"}
     declared = {name: spec["default"] for name, spec in (generation.get("parameters") or {}).items()
                 if isinstance(spec, dict) and "default" in spec}
@@ -485,7 +485,7 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
             first = work / "gen_a"
             meta = run_generator(task_dir, first, params, timeout)
             run_generator(task_dir, work / "gen_b", params, timeout)
-        except _GeneratorFailed as exc:
+        except GeneratorFailed as exc:
             report.checks.append(Check("determinism", False, str(exc)))
             for name in ("seeds", "gt_selfcheck"):
                 report.checks.append(Check(name, None, "skipped (generation failed)"))
@@ -502,7 +502,7 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
             try:
                 run_generator(task_dir, work / f"seed_{seed}", {**params, "seed": seed}, timeout)
                 seed_details.append(f"seed {seed}: ok")
-            except _GeneratorFailed as exc:
+            except GeneratorFailed as exc:
                 seed_ok = False
                 seed_details.append(f"seed {seed}: {exc}")
         report.checks.append(Check("seeds", seed_ok, "generates with two more seeds" if seed_ok
