@@ -37,6 +37,14 @@ def result_table(report: CheckReport, threshold: float) -> Table:
     return table
 
 
+def checked_threshold(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    low, high = policy.THRESHOLD_RANGE
+    if not low <= value <= high:  # also refuses nan
+        raise click.BadParameter(f"must be between {low:g} and {high:g} (got {value:g}); "
+                                 f"lower values make the check stricter")
+    return value
+
+
 @click.command("difficulty-check")
 @click.option("--task", "task_id", required=True, help="Task id <domain>.<name>.")
 @click.option("--tasks-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("tasks"),
@@ -51,7 +59,7 @@ def result_table(report: CheckReport, threshold: float) -> Table:
 @click.option("--prompt-levels", default=",".join(PROMPT_LEVELS), show_default=True)
 @click.option("--instances-per-task", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--seed", type=int, default=42, show_default=True, help="Run seed for the instance parameters.")
-@click.option("--threshold", type=click.FloatRange(*policy.THRESHOLD_RANGE), default=policy.DIFFICULTY_THRESHOLD,
+@click.option("--threshold", type=float, callback=checked_threshold, default=policy.DIFFICULTY_THRESHOLD,
               show_default=True, help="B3/B4 pass iff their mean is below this (1–40; lower is stricter).")
 @click.option("--timeout", type=click.IntRange(min=1), default=10800, show_default=True,
               help="Seconds per agent run; a run that times out aborts the check.")
