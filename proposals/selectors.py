@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from cli_client.formats.difficulty import GATED_LEVELS, gate_problems, too_easy_problems
 from cli_client.formats.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, PROMPT_LEVELS, score_problem
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
@@ -98,7 +99,13 @@ def testing_problems(proposal: Proposal) -> list[str]:
         problem = score_problem(level, value)
         if problem:
             problems.append(problem)
+    problems += too_easy_problems(proposal.scores)
     return problems
+
+
+def revision_difficulty_problems(revision: Revision) -> list[str]:
+    """Why a frozen revision breaks the B3/B4 acceptance rule (scoring contract §4.5); empty if it does not."""
+    return gate_problems({level: revision.fields.get(f"score_{level}") for level in GATED_LEVELS})
 
 
 def completeness(proposal: Proposal, files: dict[str, int] | None = None) -> dict[str, Any]:

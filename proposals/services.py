@@ -383,6 +383,17 @@ DECISIONS = {
 }
 
 
+def check_difficulty_gate(revision: Revision) -> None:
+    """Scoring contract §4.5: a revision whose recorded B3 or B4 score is not below 40 is not accepted.
+
+    Checked on the frozen revision, so revisions frozen before the rule existed are caught too.
+    """
+    problems = selectors.revision_difficulty_problems(revision)
+    if problems:
+        raise ValidationFailed(f"Revision {revision.number} cannot be accepted: " + "; ".join(problems) + ".",
+                               code="difficulty_gate", extra={"problems": problems})
+
+
 def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: int, decision: str,
                     reason: str) -> ReviewEvent:
     """A maintainer's decision on the revision under review, claimed with a conditional UPDATE."""
@@ -399,6 +410,8 @@ def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: i
         if revision is None or latest is None or revision.pk != latest.pk:
             raise Conflict(f"Revision {revision_number} is not the latest revision; reload the review page.",
                            code="stale_revision")
+        if decision == "accept":
+            check_difficulty_gate(revision)
         claimed = Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.SUBMITTED).update(
             status=status, updated_at=timezone.now())
         if not claimed:

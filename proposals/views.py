@@ -264,6 +264,7 @@ def review_page(request: HttpRequest, proposal_id: str) -> HttpResponse:
         "pygments_css": rendering.pygments_css(),
         "history": selectors.history(proposal),
         "is_latest": bool(revision and revision.number == revisions[-1].number),
+        "difficulty_problems": selectors.revision_difficulty_problems(revision) if revision else [],
         "decision_form": forms.DecisionForm(initial={"revision": revision.number if revision else 0}),
         "publish_form": forms.PublishForm(),
         "comment_form": forms.CommentForm(),

@@ -40,27 +40,39 @@ def verdict(rows: list[dict[str, Any]]) -> str:
     return "pass" if all(row["passed"] for row in rows if row["enforced"]) else "fail"
 
 
+def _as_number(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return float(value)  # frozen revision fields keep non-finite floats as strings
+        except ValueError:
+            return value
+    return value
+
+
+def too_easy_problems(scores: Mapping[str, Any], threshold: float = DIFFICULTY_THRESHOLD) -> list[str]:
+    """The B3/B4 scores that are numbers at or above the threshold, each as a reason."""
+    problems = []
+    for level in GATED_LEVELS:
+        value = _as_number(scores.get(level))
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+                and value >= threshold:
+            problems.append(f"{level.upper()} scored {value:g}, not below {threshold:g}: the task is too easy "
+                            f"without the method (B3 and B4 must stay below {threshold:g})")
+    return problems
+
+
 def gate_problems(scores: Mapping[str, Any], threshold: float = DIFFICULTY_THRESHOLD) -> list[str]:
     """Why recorded per-level scores break the acceptance rule (B3 and B4 below the threshold).
 
-    Scores that are missing or not finite numbers are problems too: a proposal whose B3/B4
-    result cannot be read cannot be shown to be hard enough.
+    A missing or non-finite B3/B4 score is a problem too: it cannot show the task is hard.
     """
     problems = []
     for level in GATED_LEVELS:
-        value = scores.get(level)
-        if isinstance(value, str):
-            try:
-                value = float(value)  # frozen fields store non-finite floats as strings
-            except ValueError:
-                pass
+        value = _as_number(scores.get(level))
         if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not math.isfinite(value):
-            problems.append(f"no usable {level.upper()} score is recorded ({value!r})")
-        elif value >= threshold:
-            problems.append(f"{level.upper()} scored {value:g}, which is not below {threshold:g}: the task is too "
-                            f"easy without the method (B3 and B4 must stay below {threshold:g})")
-    return problems
+            problems.append(f"no usable {level.upper()} score is recorded ({scores.get(level)!r})")
+    return problems + too_easy_problems(scores, threshold)
 
 
 # ------------------------------------------------------------------ scores/<task_id>.json
