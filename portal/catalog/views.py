@@ -3,6 +3,7 @@ from itertools import groupby
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from portal.catalog.selectors import task_difficulty
 from portal.errors import NotFound
 from portal.markdown import render_markdown
 from scoring import selectors
@@ -39,6 +40,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
             "inputs": (task.public_meta.get("input") or {}).get("files") or [],
             "outputs": (task.public_meta.get("output") or {}).get("files") or [],
             "datasets": selectors.task_datasets(task),
+            "difficulty": task_difficulty(task),
         },
     )
 
