@@ -221,3 +221,29 @@ def test_sandbox_os_delegates_to_run_or_says_it_is_unavailable(tmp_path: Path) -
         assert done.returncode == 2
         assert "--sandbox os is not available in this client" in done.stderr
         assert not (tmp_path / "scores").exists()
+
+
+def test_it_asks_before_writing_task_submission_yaml_when_interactive(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    tasks = tmp_path / "tasks"
+    task_dir = tasks / "chemistry" / "counterpoise_cbs_energies"
+    shutil.copytree(REPO / "tasks" / "chemistry" / "counterpoise_cbs_energies", task_dir)
+    args = [*OUR_CLI, "difficulty-check", "--task", CHEAP_TASK, "--tasks-dir", str(tasks), "--prompt-levels", "b3",
+            "--agent-cmd", f"{AGENTS['naive']} --tasks-dir {tasks}", "--scores-dir", str(tmp_path / "scores")]
+    for answer, written in (("n\n", False), ("y\n", True)):
+        controller, terminal = pty.openpty()  # a real terminal on stdin, so the command asks
+        os.write(controller, answer.encode())
+        try:
+            done = subprocess.run(args, stdin=terminal, env=cli_env(tmp_path / "home"), cwd=REPO,
+                                  capture_output=True, text=True, timeout=300)
+        finally:
+            os.close(terminal)
+            os.close(controller)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "local_test_results? [y/N]" in done.stdout
+        assert (task_dir / SUBMISSION_FILE).exists() is written
+    entry = yaml.safe_load((task_dir / SUBMISSION_FILE).read_text())["local_test_results"][0]
+    assert [r["prompt_level"] for r in entry["results"]] == ["b3"]
+    assert "local_testing_done" not in yaml.safe_load((task_dir / SUBMISSION_FILE).read_text())  # not all 4 levels
