@@ -72,9 +72,9 @@ class CheckReport:
 
 
 def check_options(options: CheckOptions) -> None:
-    low, high = policy.THRESHOLD_RANGE
-    if not low <= options.threshold <= high:
-        raise DifficultyAborted(f"--threshold must be between {low:g} and {high:g} (got {options.threshold:g})")
+    problem = policy.threshold_problem(options.threshold)
+    if problem:
+        raise DifficultyAborted(f"--threshold {problem}")
     if options.instances_per_task < 1:
         raise DifficultyAborted("--instances-per-task must be at least 1")
     bad = [level for level in options.prompt_levels if level not in PROMPT_LEVELS]

@@ -38,10 +38,9 @@ def result_table(report: CheckReport, threshold: float) -> Table:
 
 
 def checked_threshold(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    low, high = policy.THRESHOLD_RANGE
-    if not low <= value <= high:  # also refuses nan
-        raise click.BadParameter(f"must be between {low:g} and {high:g} (got {value:g}); "
-                                 f"lower values make the check stricter")
+    problem = policy.threshold_problem(value)
+    if problem:
+        raise click.BadParameter(problem)
     return value
 
 

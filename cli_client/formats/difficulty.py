@@ -20,6 +20,14 @@ GATED_LEVELS = ("b3", "b4")
 PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 
 
+def threshold_problem(value: float) -> str | None:
+    """Why a --threshold is refused (outside 1–40, or nan), else None."""
+    low, high = THRESHOLD_RANGE
+    if not low <= value <= high:
+        return f"must be between {low:g} and {high:g} (got {value:g}); lower values make the check stricter"
+    return None
+
+
 def level_row(level: str, scores: list[float], threshold: float) -> dict[str, Any]:
     """One (agent, level) row: mean/max/min/n; only B3/B4 are enforced, B1/B2 are recorded."""
     mean = sum(scores) / len(scores) if scores else 0.0
