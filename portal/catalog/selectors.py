@@ -27,7 +27,8 @@ def _from_proposal(task: Task) -> dict[str, Any] | None:
         "verdict": "fail" if policy.gate_problems({lv: s["mean"] for lv, s in scores.items()}) else "pass",
         "threshold": policy.DIFFICULTY_THRESHOLD,
         "sandbox": fields.get("test_sandbox"),
-        "results": [{"agent": fields.get("test_agent"), "model": fields.get("test_model"), "scores": scores}],
+        # Which agent, model and provider the author used is their private evidence: scores only.
+        "results": [{"scores": scores}],
     }]}
     summary = policy.public_summary(record)
     if summary is None:
@@ -56,8 +57,10 @@ def _from_scores_file(task: Task) -> dict[str, Any] | None:
 def task_difficulty(task: Task) -> dict[str, Any] | None:
     """The latest difficulty evaluation of a catalog task, public fields only; None if none is recorded.
 
-    A task published from a proposal shows the scores its accepted revision recorded (what
-    the B3/B4 gate judged); a repository task shows its difficulty-check record. Agent
-    configurations, seeds and anything else of the check stay out (see policy.public_summary).
+    A task published from a proposal shows the B1–B4 scores its accepted revision recorded
+    (what the B3/B4 gate judged), without the author's agent, model or provider, which stay
+    Portal-only evidence like the rest of task_submission.yaml. A repository task shows its
+    difficulty-check record with agent and model; agent configurations, seeds and anything
+    else of the check stay out (see policy.public_summary).
     """
     return _from_proposal(task) or _from_scores_file(task)
