@@ -9,7 +9,14 @@ from rich.table import Table
 
 from cli_client.commands.run import REPO_ROOT, STATUS_STYLE, comma_list, parse_agent_config
 from cli_client.context import CliContext
-from cli_client.difficulty import CheckOptions, CheckReport, run_check, save_evaluation, write_submission_results
+from cli_client.difficulty import (
+    CheckOptions,
+    CheckReport,
+    check_options,
+    run_check,
+    save_evaluation,
+    write_submission_results,
+)
 from cli_client.errors import CliError
 from cli_client.formats import difficulty as policy
 from cli_client.formats.task_files import SUBMISSION_FILE
@@ -88,6 +95,7 @@ def difficulty_check(cli_ctx: CliContext, task_id: str, tasks_dir: Path, agent_c
         threshold=threshold, timeout=timeout, scorer_timeout=scorer_timeout, ro_mounts=ro_mounts,
         pass_env=pass_env,
     )
+    check_options(options)
     console = make_console(stderr=True)
 
     def done(outcome: Outcome) -> None:
