@@ -5,6 +5,7 @@ grow without bound. Shared by the verifier's unit tests, the live-HTTP intake te
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import tarfile
 from collections.abc import Callable
@@ -120,6 +121,17 @@ def nested_directories(count: int = 3_000) -> bytes:
     return archive(*parts)
 
 
+def members_at_every_cap(count: int = 20_001) -> bytes:
+    # One member over the member cap, each name ~1000 bytes deep in 31 components: the linear worst case.
+    stem = f"{TOP}/" + "/".join(["c" * 30] * 29)
+    parts = [directory(TOP)]
+    for i in range(count):
+        name = f"{stem}/{i:05d}.npy"
+        noise = hashlib.sha256(name.encode()).digest() * 12  # incompressible, to stay under the ratio cap
+        parts.append(regular(name, noise, pax={"path": name}))
+    return archive(*parts)
+
+
 def _manifest(*base_names: str) -> bytes:
     return json.dumps({"submission_schema_version": 1, "instance_count": len(base_names), "files": [],
                        "instances": [{"base_name": base} for base in base_names]}).encode()
@@ -170,6 +182,7 @@ HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "many_components": (many_components, "name_too_long"),
     "long_component": (long_component, "name_too_long"),
     "nested_directories": (nested_directories, "path_too_deep"),
+    "members_at_every_cap": (members_at_every_cap, "too_many_members"),
     "nested_result_json_declared": (nested_result_json_declared, "bad_result_json"),
     "huge_int_result_json_declared": (huge_int_result_json_declared, "bad_result_json"),
     "result_json_of_undeclared_instances": (result_json_of_undeclared_instances, "unindexed_file"),

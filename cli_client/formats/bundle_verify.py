@@ -385,7 +385,7 @@ def _octal_or_base256(field: bytes, what: str) -> int:
             value -= 256 ** (len(field) - 1)
     else:
         text = field.split(b"\0", 1)[0].strip()
-        if text and not all(0x30 <= c <= 0x37 for c in text):
+        if text.translate(None, b"01234567"):
             raise BundleRejected("corrupt_tar", f"a tar header has an invalid {what} field")
         value = int(text, 8) if text else 0
     if value < 0:
@@ -512,9 +512,9 @@ def _check_name(raw: str, limits: BundleLimits) -> list[str]:
         raise BundleRejected("path_too_deep", f"{raw[:200]}…: more than {limits.max_path_depth} path components")
     if ".." in parts:
         raise BundleRejected("path_traversal", f"{raw}: '..' is not allowed in a bundle path")
-    if "\\" in raw or any(part in ("", ".") for part in parts):
+    if "\\" in raw or "" in parts or "." in parts:
         raise BundleRejected("bad_path", f"{raw}: empty or '.' path components and backslashes are not allowed")
-    if any(len(part.encode("utf-8")) > _NAME_MAX for part in parts):
+    if max(map(len, raw.encode("utf-8").split(b"/"))) > _NAME_MAX:
         raise BundleRejected("name_too_long", f"{raw[:200]}: a path component is longer than {_NAME_MAX} bytes")
     return parts
 
@@ -539,9 +539,24 @@ class _PathTree:
         self._child: dict[tuple[int, str], int] = {}
         self._kind: list[int] = [self._DIR]
         self._has_children: list[bool] = [False]
+        # Members come grouped by folder: remember where each parent folder's node is.
+        self._parent_node: dict[str, int] = {}
 
     def add(self, name: str, parts: list[str], is_file: bool) -> None:
-        node = 0
+        parent = name.rpartition("/")[0]
+        node = self._parent_node.get(parent, -1)
+        if node < 0:
+            node = self._walk(name, parts[:-1])
+            self._parent_node[parent] = node
+        node = self._walk(name, parts[-1:], node)
+        if self._kind[node] != self._IMPLIED:
+            raise BundleRejected("duplicate_member", f"{name}: appears twice in the archive")
+        if is_file and self._has_children[node]:
+            raise BundleRejected("bad_path", f"{name}: a regular file where earlier members put a directory")
+        self._kind[node] = self._FILE if is_file else self._DIR
+
+    def _walk(self, name: str, parts: list[str], node: int = 0) -> int:
+        """The node of `parts` below `node`, creating implied folders; refuses to pass through a file."""
         for part in parts:
             if self._kind[node] == self._FILE:
                 raise BundleRejected("bad_path", f"{name}: a parent path is a regular file")
@@ -553,11 +568,7 @@ class _PathTree:
                 self._has_children.append(False)
                 self._has_children[node] = True
             node = child
-        if self._kind[node] != self._IMPLIED:
-            raise BundleRejected("duplicate_member", f"{name}: appears twice in the archive")
-        if is_file and self._has_children[node]:
-            raise BundleRejected("bad_path", f"{name}: a regular file where earlier members put a directory")
-        self._kind[node] = self._FILE if is_file else self._DIR
+        return node
 
 
 @dataclass
