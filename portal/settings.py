@@ -330,8 +330,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("ASIBENCH_FORM_MAX_BYTES", 2_621_440, mini
 FILE_UPLOAD_PERMISSIONS = 0o600
 FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
+# Temp bundles, upload temp files and sandbox scratch dirs untouched this long are swept (hourly).
+LEFTOVER_MAX_AGE_HOURS = env_int("ASIBENCH_LEFTOVER_MAX_AGE_HOURS", 24, minimum=1)
+
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},
+    "sweep-leftover-temp-files": {"task": "portal.tasks.sweep_leftovers", "schedule": 3600.0},
 }
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
