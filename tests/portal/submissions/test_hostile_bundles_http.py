@@ -32,6 +32,7 @@ def test_a_hostile_bundle_is_refused_over_http_while_healthz_stays_up(portal_ser
     build, code = HOSTILE[name]
     body = build()
     token = issue_token(submitter.user)
+    archives_before, temps_before = stored_archives(), leftover_temp_files()
     answer: dict[str, requests.Response] = {}
 
     def upload() -> None:
@@ -55,4 +56,4 @@ def test_a_hostile_bundle_is_refused_over_http_while_healthz_stays_up(portal_ser
     assert health and set(health) == {200}
     assert requests.get(f"{portal_server.url}/healthz", timeout=10).status_code == 200
     assert Submission.objects.count() == 0
-    assert stored_archives() == [] and leftover_temp_files() == []
+    assert stored_archives() == archives_before and leftover_temp_files() == temps_before
