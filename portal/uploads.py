@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import BadRequest, RequestDataTooBig
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -27,6 +27,11 @@ MB = 1024 * 1024
 
 class UploadTooLarge(RequestDataTooBig):
     """The file data passed the cap while streaming (a 400 if it ever escapes the middleware)."""
+
+
+class UploadCutOff(BadRequest):
+    """The body ended inside a file: shorter than its Content-Length said, or the connection dropped.
+    Django would silently drop that file and carry on with the rest of the form."""
 
 
 def _mb(size: int) -> str:
@@ -53,6 +58,7 @@ class CappedUploadHandler(TemporaryFileUploadHandler):
         self.max_file_bytes = max_file_bytes
         self.total = 0
         self.opened: list[Any] = []
+        self.interrupted = False
 
     def new_file(self, *args: Any, **kwargs: Any) -> None:
         super().new_file(*args, **kwargs)
@@ -67,6 +73,15 @@ class CappedUploadHandler(TemporaryFileUploadHandler):
             self._refuse(f"{self.file_name} is larger than the {_mb(self.max_file_bytes)} limit for one file; "
                          "the upload was stopped there and nothing was saved.")
         return super().receive_data_chunk(raw_data, start)
+
+    def upload_interrupted(self) -> None:
+        super().upload_interrupted()
+        self.interrupted = True
+
+    def upload_complete(self) -> None:
+        if self.interrupted:
+            raise UploadCutOff("The upload ended inside a file (the body was shorter than its Content-Length "
+                               "said, or the connection was cut). Nothing was saved; send it again.")
 
     def _refuse(self, message: str) -> None:
         for handle in self.opened:  # NamedTemporaryFile: closing removes it
@@ -108,4 +123,6 @@ class UploadLimitMiddleware:
             request.POST  # noqa: B018 - parse here, under the cap, before CSRF or the view touch the body
         except UploadTooLarge as exc:
             return _refusal(request, str(exc), 413)
+        except UploadCutOff as exc:
+            return _refusal(request, str(exc), 400)
         return None

@@ -68,15 +68,25 @@ def test_file_data_past_the_cap_stops_the_upload_there(submitter, db, settings):
     assert Submission.objects.count() == 0 and upload_temp_files() == []
 
 
-def test_a_content_length_shorter_than_the_body_reads_no_further(submitter, db):
+def test_a_content_length_shorter_than_the_body_reads_no_further_and_says_so(submitter, db):
     # The client claims 4,000 bytes and sends 300,000: the server reads the claimed bytes only, so the
-    # file it sees is cut off and the bundle is refused; the rest of the body is never read.
+    # file ends early; Django alone would drop it silently and answer "choose a file".
     body = encode_multipart(BOUNDARY, {"bundle": _named_file("x.tar.gz", os.urandom(300_000))})
     response = logged_in(submitter).generic("POST", SUBMIT, body, content_type=MULTIPART_CONTENT,
                                             CONTENT_LENGTH="4000")
-    assert response.status_code == 422
-    assert "Bundle refused" in response.content.decode() or "Choose a .tar.gz bundle" in response.content.decode()
+    assert response.status_code == 400
+    assert "The upload ended inside a file" in response.content.decode()
     assert Submission.objects.count() == 0 and upload_temp_files() == []
+
+
+def test_a_cut_off_proposal_upload_stores_nothing_and_says_so(submitter, db):
+    proposal = a_proposal(submitter)
+    body = encode_multipart(BOUNDARY, {"upload": _named_file("data.npy", os.urandom(300_000))})
+    response = logged_in(submitter).generic("POST", files_step(proposal), body, content_type=MULTIPART_CONTENT,
+                                            CONTENT_LENGTH="150000")
+    assert response.status_code == 400
+    assert "Nothing was saved; send it again." in response.content.decode()
+    assert proposal.files.count() == 0 and upload_temp_files() == []
 
 
 def test_a_proposal_file_over_the_per_file_cap_is_stopped(submitter, db):
