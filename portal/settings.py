@@ -107,6 +107,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "portal.uploads.UploadLimitMiddleware",  # before CSRF, which would parse an upload's body first
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -318,9 +319,23 @@ DRAFT_TTL_HOURS = env_int("ASIBENCH_DRAFT_TTL_HOURS", 168, minimum=1)
 FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 DATA_UPLOAD_MAX_NUMBER_FILES = 1000
+# Browser uploads stream to temp files under FILE_UPLOAD_TEMP_DIR, never into memory, and stop at a
+# cap (portal/uploads.py): the view's own cap, else this one. Plain form fields stay under
+# DATA_UPLOAD_MAX_MEMORY_SIZE.
+FILE_UPLOAD_HANDLERS = ["portal.uploads.CappedUploadHandler"]
+FILE_UPLOAD_MAX_MEMORY_SIZE = 0
+BROWSER_UPLOAD_MAX_BYTES = env_int("ASIBENCH_BROWSER_UPLOAD_MAX_BYTES", BUNDLE_MAX_COMPRESSED_BYTES, minimum=1)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("ASIBENCH_FORM_MAX_BYTES", 2_621_440, minimum=1024)
+# Stored files (bundles, references, proposal blobs) are readable by the Portal's user only.
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
+
+# Temp bundles, upload temp files and sandbox scratch dirs untouched this long are swept (hourly).
+LEFTOVER_MAX_AGE_HOURS = env_int("ASIBENCH_LEFTOVER_MAX_AGE_HOURS", 24, minimum=1)
 
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},
+    "sweep-leftover-temp-files": {"task": "portal.tasks.sweep_leftovers", "schedule": 3600.0},
 }
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)

@@ -13,11 +13,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from cli_client.formats.digests import sha256_bytes
-from cli_client.formats.task_files import PROMPT_LEVELS
+from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES, PROMPT_LEVELS
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
+from portal.uploads import upload_limit
 from proposals import forms, rendering, selectors, services
-from proposals.files import IncomingFile, blob_read
+from proposals.files import IncomingFile, blob_read, hash_handle
 from proposals.models import Proposal
 
 STEP_FORMS = {
@@ -79,10 +80,10 @@ def _save_step(request: HttpRequest, proposal: Proposal, step: str, data: dict[s
         if not uploads:
             raise PortalError("Choose one or more files to upload.", code="no_files")
         incoming = []
-        for upload in uploads:
-            content = upload.read()
+        for upload in uploads:  # temp files on disk (portal.uploads): hashed in chunks, never read whole
+            digest, size = hash_handle(upload.file)
             name = f"{folder}/{upload.name}" if folder else upload.name
-            incoming.append(IncomingFile(name, io.BytesIO(content), len(content), sha256_bytes(content)))
+            incoming.append(IncomingFile(name, upload.file, size, digest))
         services.proposal_file_write(user=user, proposal_id=proposal.id, files=incoming)
     else:
         services.proposal_update_fields(user=user, proposal_id=proposal.id, fields=data)
@@ -119,6 +120,7 @@ def proposal_new(request: HttpRequest) -> HttpResponse:
                   status=422 if form.errors else 200)
 
 
+@upload_limit(lambda: MAX_TASK_BYTES, per_file=lambda: MAX_FILE_BYTES)
 @login_required
 @require_http_methods(["GET", "POST"])
 def proposal_step(request: HttpRequest, proposal_id: str, step: str) -> HttpResponse:

@@ -21,15 +21,20 @@ Reason codes of `BundleRejected` (`code`, plus a message naming the offending pa
   too_large               the compressed body exceeds `max_compressed_bytes`
   uncompressed_too_large  the inflated tar (or the sum of member sizes) exceeds `max_uncompressed_bytes`
   ratio_exceeded          inflated/compressed exceeds `max_ratio` past `ratio_grace_bytes` (a gzip bomb)
-  file_too_large          one member exceeds `max_file_bytes` (or a JSON file its own, smaller cap)
+  file_too_large          one member exceeds `max_file_bytes` (or a JSON file its own, smaller cap), or the
+                          result.json files together exceed `max_results_bytes`
   too_many_members        more than `max_members` tar members
-  corrupt_tar             the inflated data is not a well-formed tar stream, or ends inside a member
+  corrupt_tar             the inflated data is not a well-formed tar stream, ends inside a member, or
+                          has a negative size, a malformed or oversized PAX header, or a global PAX header
+  name_too_long           a member path over `max_name_bytes`, or a path component over 255 bytes
+  path_too_deep           a member path with more than `max_path_depth` components
   non_utf8_name           a member name that is not valid UTF-8
   absolute_path           a member name starting with `/` or a drive letter
   path_traversal          a member name with a `..` component
-  bad_path                empty or `.` components, a backslash, or a file used as a directory
+  bad_path                empty or `.` components, a backslash, a file used as a directory, or a file where
+                          an earlier member put a directory
   link_member             a symbolic or hard link member
-  special_member          a device, FIFO, sparse or other non-regular, non-directory member
+  special_member          a device, FIFO, sparse (GNU.sparse PAX keys) or other non-regular, non-directory member
   duplicate_member        the same path twice in the archive
   multiple_top_dirs       members outside the single top-level directory (or files at the root)
   no_manifest             no `<top>/manifest.json`
@@ -51,7 +56,7 @@ Reason codes of `BundleRejected` (`code`, plus a message naming the offending pa
   duplicate_instance      two instances[] entries with one base_name
   sandbox_policy          provenance.sandbox missing, its effective_mode not accepted, or `os` mode
                           without verification_status docker_container and an image_identity
-  bad_result_json         result.json is not a JSON object
+  bad_result_json         a declared instance's result.json is not a JSON object (or nests too deeply)
   result_mismatch         result.json disagrees with the manifest entry (identity, level, attempt, status,
                           or a persisted output's sha256)
 """
@@ -61,7 +66,6 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
-import tarfile
 import threading
 import zlib
 from collections import deque
@@ -91,7 +95,6 @@ _INFLATE_SLICE = 256 * 1024
 _INFLATE_OUT = 1 * MiB
 _QUEUE_DEPTH = 8
 _POLL = 0.1
-_HEADER_READ_CAP = 1 * MiB  # PAX / GNU long-name headers are read whole by tarfile
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,9 @@ class BundleLimits:
     ratio_grace_bytes: int = 16 * MiB
     max_manifest_bytes: int = 16 * MiB
     max_result_json_bytes: int = 8 * MiB
+    max_results_bytes: int = 256 * MiB  # all result.json files together, held until the manifest is read
+    max_name_bytes: int = 1024  # a member path, in UTF-8 bytes
+    max_path_depth: int = 32  # components of a member path, the top-level folder included
 
 
 class BundleRejected(Exception):
@@ -158,6 +164,11 @@ class VerifiedBundle:
 
 
 # --- the three-stage pipeline -----------------------------------------------------------------
+
+def _gzip_member_inflater() -> Any:
+    """The one place that picks the inflate implementation: a zlib-style decompressobj for one gzip member."""
+    return zlib.decompressobj(wbits=31)
+
 
 _END = object()
 
@@ -259,7 +270,7 @@ class _Pipeline:
                         if started:
                             raise BundleRejected("corrupt_gzip", "unexpected data after the end of the gzip stream")
                         raise BundleRejected("not_gzip", "the upload is not a gzip-compressed tar archive (.tar.gz)")
-                    decomp = zlib.decompressobj(wbits=31)
+                    decomp = _gzip_member_inflater()
                     started = True
                 piece, data = data[:_INFLATE_SLICE], data[_INFLATE_SLICE:]
                 while piece:
@@ -295,12 +306,11 @@ class _Pipeline:
 
 
 class _TarFeed:
-    """A forward-only file object over the inflated chunks, shaped for `tarfile` in `r:` mode."""
+    """A forward-only reader over the inflated chunks: exact reads for headers, zero-copy for file data."""
 
     def __init__(self, pipeline: _Pipeline):
         self._pipeline = pipeline
         self._chunks: deque[memoryview] = deque()
-        self._pos = 0
         self._eof = False
 
     def _fill(self) -> bool:
@@ -317,7 +327,7 @@ class _TarFeed:
         """Pass the next `size` bytes to `sink` chunk by chunk (no copies); return how many there were."""
         left = size
         chunks = self._chunks
-        while left:
+        while left > 0:
             if not chunks and not self._fill():
                 break
             head = chunks[0]
@@ -329,35 +339,156 @@ class _TarFeed:
             if sink is not None:
                 sink(piece)
             left -= len(piece)
-        done = size - left
-        self._pos += done
-        return done
+        return size - left
 
-    def read(self, size: int = -1) -> bytes:
-        if size < 0 or size > _HEADER_READ_CAP:
-            raise BundleRejected("corrupt_tar", "a tar header is larger than 1 MB")
+    def read(self, size: int) -> bytes:
+        """Up to `size` bytes (fewer only at the end of the stream)."""
         parts: list[memoryview] = []
         self.consume(size, parts.append)
         return b"".join(parts)
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, pos: int, whence: int = 0) -> int:
-        if whence != 0 or pos < self._pos:
-            raise BundleRejected("corrupt_tar", "the tar stream asks to seek backwards")
-        self.consume(pos - self._pos, None)
-        return self._pos
-
-    def seekable(self) -> bool:
-        return False
 
     def drain_zeros(self) -> None:
         while self._chunks or self._fill():
             chunk = self._chunks.popleft()
             if chunk.nbytes and bytes(chunk).count(0) != len(chunk):
                 raise BundleRejected("corrupt_tar", "there is data after the end of the tar archive")
-            self._pos += len(chunk)
+
+
+# --- tar headers ------------------------------------------------------------------------------
+# The verifier reads tar headers itself instead of through `tarfile`: a strict subset of POSIX
+# ustar/pax (what Python's `tarfile` writes, contract §3.6) parsed in one linear pass. tarfile's
+# own header code trusts sizes (negative PAX sizes send it backwards), runs regular expressions
+# that are quadratic on crafted PAX records (CVE-2024-6232) and reads GNU sparse maps with
+# unbounded `buf +=` loops; none of that is needed to read a bundle.
+
+_BLOCK = 512
+_ZERO_BLOCK = bytes(_BLOCK)
+_PAX_BODY_CAP = 64 * 1024  # a bundle's PAX records hold a path and a few numbers; 64 KB is generous
+_REGULAR_TYPES = (b"0", b"\0", b"7")
+_LINK_TYPES = {b"1": "hard link", b"2": "symbolic link"}
+_PAX_TYPES = (b"x", b"X")
+_GNU_LONG_TYPES = (b"L", b"K")
+_USTAR_MAGIC = b"ustar\x0000"
+
+
+@dataclass
+class _Header:
+    name: str
+    typeflag: bytes
+    size: int
+
+
+def _octal_or_base256(field: bytes, what: str) -> int:
+    if field[:1] in (b"\x80", b"\xff"):  # GNU base-256, two's complement for 0xff
+        value = int.from_bytes(field[1:], "big")
+        if field[0] == 0xFF:
+            value -= 256 ** (len(field) - 1)
+    else:
+        text = field.split(b"\0", 1)[0].strip()
+        if text.translate(None, b"01234567"):
+            raise BundleRejected("corrupt_tar", f"a tar header has an invalid {what} field")
+        value = int(text, 8) if text else 0
+    if value < 0:
+        raise BundleRejected("corrupt_tar", f"a tar header declares a negative {what}")
+    return value
+
+
+def _check_checksum(block: bytes) -> None:
+    stored = _octal_or_base256(block[148:156], "checksum")
+    unsigned = 256 + sum(block[:148]) + sum(block[156:])
+    if stored == unsigned:
+        return
+    high = sum(1 for b in block[:148] + block[156:] if b > 127)  # some old tars summed signed chars
+    if stored != unsigned - 256 * high:
+        raise BundleRejected("corrupt_tar", "the archive is not a valid tar stream (bad header checksum)")
+
+
+def _parse_pax(body: bytes, limits: BundleLimits) -> dict[str, bytes]:
+    """PAX records `"<len> <key>=<value>\\n"`, checked record by record (linear in the body)."""
+    records: dict[str, bytes] = {}
+    pos, end = 0, len(body)
+    while pos < end and body[pos] != 0:
+        space = body.find(b" ", pos, min(end, pos + 8))
+        length = int(body[pos:space]) if space > pos and body[pos:space].isdigit() else 0
+        stop = pos + length
+        equals = body.find(b"=", space + 1, stop) if length else -1
+        if equals <= space + 1 or stop > end or body[stop - 1] != 0x0A:
+            raise BundleRejected("corrupt_tar", "a PAX extended header is malformed")
+        key = body[space + 1:equals].decode("utf-8", "replace")
+        value = body[equals + 1:stop - 1]
+        if key.startswith("GNU.sparse."):
+            raise BundleRejected("special_member", "sparse files are not allowed in a bundle")
+        if key in ("path", "linkpath") and len(value) > limits.max_name_bytes:
+            raise BundleRejected("name_too_long", f"a member name is longer than {limits.max_name_bytes} bytes")
+        records[key] = value
+        pos = stop
+    if body.count(0, pos) != end - pos:
+        raise BundleRejected("corrupt_tar", "a PAX extended header is malformed")
+    return records
+
+
+def _read_exact(feed: _TarFeed, size: int, what: str) -> bytes:
+    data = feed.read(size)
+    if len(data) != size:
+        raise BundleRejected("corrupt_tar", f"the archive ends inside {what}")
+    feed.consume(-size % _BLOCK, None)
+    return data
+
+
+def _next_header(feed: _TarFeed, limits: BundleLimits) -> _Header | None:
+    """The next member's header with its PAX / GNU long name applied; None at the end of the archive."""
+    pax: dict[str, bytes] | None = None
+    long_name: bytes | None = None
+    while True:
+        block = feed.read(_BLOCK)
+        if not block:
+            return None  # like tarfile: a stream that stops at a header boundary ends the archive
+        if len(block) != _BLOCK:
+            raise BundleRejected("corrupt_tar", "the archive ends inside a tar header")
+        if block == _ZERO_BLOCK:
+            return None
+        _check_checksum(block)
+        typeflag = block[156:157]
+        size = _octal_or_base256(block[124:136], "size")
+        if typeflag in _PAX_TYPES or typeflag in _GNU_LONG_TYPES:
+            if pax is not None or long_name is not None:
+                raise BundleRejected("corrupt_tar", "two extended headers in a row")
+            if size > _PAX_BODY_CAP:
+                raise BundleRejected("corrupt_tar", f"a tar extended header is larger than {_PAX_BODY_CAP // 1024} KB")
+            body = _read_exact(feed, size, "an extended header")
+            if typeflag in _PAX_TYPES:
+                pax = _parse_pax(body, limits)
+            elif size > limits.max_name_bytes + 1:
+                raise BundleRejected("name_too_long", f"a member name is longer than {limits.max_name_bytes} bytes")
+            else:
+                long_name = body.split(b"\0", 1)[0] if typeflag == b"L" else b""
+            continue
+        if typeflag == b"g":
+            raise BundleRejected("corrupt_tar", "global PAX headers are not allowed in a bundle")
+        if pax is not None and "size" in pax:
+            raw_size = pax["size"]
+            if not raw_size.isdigit():
+                raise BundleRejected("corrupt_tar", f"a PAX size {raw_size[:40]!r} is not a non-negative integer")
+            if len(raw_size) > 20:  # more than 2**64: no archive holds that
+                raise BundleRejected("file_too_large", "a member declares a size beyond any limit")
+            size = int(raw_size)
+        if pax is not None and "path" in pax:
+            raw_name = pax["path"]
+        elif long_name:
+            raw_name = long_name
+        else:
+            raw_name = block[:100].split(b"\0", 1)[0]
+            prefix = block[345:500].split(b"\0", 1)[0]
+            if block[257:265] == _USTAR_MAGIC and prefix:
+                raw_name = prefix + b"/" + raw_name
+        if len(raw_name) > limits.max_name_bytes:
+            raise BundleRejected("name_too_long", f"a member name is longer than {limits.max_name_bytes} bytes")
+        name = raw_name.decode("utf-8", "surrogateescape")
+        if typeflag == b"\0" and name.endswith("/"):
+            typeflag = b"5"
+        if typeflag == b"5":
+            name = name.rstrip("/")
+        return _Header(name=name, typeflag=typeflag, size=size)
 
 
 # --- member rules -----------------------------------------------------------------------------
@@ -368,7 +499,7 @@ class _Shipped:
     bytes: int
 
 
-def _check_name(raw: str) -> list[str]:
+def _check_name(raw: str, limits: BundleLimits) -> list[str]:
     try:
         raw.encode("utf-8")
     except UnicodeEncodeError:
@@ -377,19 +508,67 @@ def _check_name(raw: str) -> list[str]:
     if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":" and raw[0].isalpha()):
         raise BundleRejected("absolute_path", f"{raw}: absolute paths are not allowed in a bundle")
     parts = raw.split("/")
+    if len(parts) > limits.max_path_depth:
+        raise BundleRejected("path_too_deep", f"{raw[:200]}…: more than {limits.max_path_depth} path components")
     if ".." in parts:
         raise BundleRejected("path_traversal", f"{raw}: '..' is not allowed in a bundle path")
-    if "\\" in raw or any(part in ("", ".") for part in parts):
+    if "\\" in raw or "" in parts or "." in parts:
         raise BundleRejected("bad_path", f"{raw}: empty or '.' path components and backslashes are not allowed")
+    if max(map(len, raw.encode("utf-8").split(b"/"))) > _NAME_MAX:
+        raise BundleRejected("name_too_long", f"{raw[:200]}: a path component is longer than {_NAME_MAX} bytes")
     return parts
 
 
-def _check_type(member: tarfile.TarInfo) -> None:
-    if member.issym() or member.islnk():
-        kind = "symbolic link" if member.issym() else "hard link"
-        raise BundleRejected("link_member", f"{member.name}: a {kind} is not allowed in a bundle")
-    if member.issparse() or not (member.isreg() or member.isdir()):
-        raise BundleRejected("special_member", f"{member.name}: only regular files and directories are allowed")
+_NAME_MAX = 255
+
+
+def _check_type(header: _Header) -> None:
+    kind = _LINK_TYPES.get(header.typeflag)
+    if kind is not None:
+        raise BundleRejected("link_member", f"{header.name}: a {kind} is not allowed in a bundle")
+    if header.typeflag not in _REGULAR_TYPES and header.typeflag != b"5":
+        raise BundleRejected("special_member", f"{header.name}: only regular files and directories are allowed")
+
+
+class _PathTree:
+    """Every member path as a tree of components, so checking a path costs its length, not its depth squared."""
+
+    _IMPLIED, _DIR, _FILE = 0, 1, 2
+
+    def __init__(self) -> None:
+        self._child: dict[tuple[int, str], int] = {}
+        self._kind: list[int] = [self._DIR]
+        self._has_children: list[bool] = [False]
+        # Members come grouped by folder: remember where each parent folder's node is.
+        self._parent_node: dict[str, int] = {}
+
+    def add(self, name: str, parts: list[str], is_file: bool) -> None:
+        parent = name.rpartition("/")[0]
+        node = self._parent_node.get(parent, -1)
+        if node < 0:
+            node = self._walk(name, parts[:-1])
+            self._parent_node[parent] = node
+        node = self._walk(name, parts[-1:], node)
+        if self._kind[node] != self._IMPLIED:
+            raise BundleRejected("duplicate_member", f"{name}: appears twice in the archive")
+        if is_file and self._has_children[node]:
+            raise BundleRejected("bad_path", f"{name}: a regular file where earlier members put a directory")
+        self._kind[node] = self._FILE if is_file else self._DIR
+
+    def _walk(self, name: str, parts: list[str], node: int = 0) -> int:
+        """The node of `parts` below `node`, creating implied folders; refuses to pass through a file."""
+        for part in parts:
+            if self._kind[node] == self._FILE:
+                raise BundleRejected("bad_path", f"{name}: a parent path is a regular file")
+            child = self._child.get((node, part))
+            if child is None:
+                child = len(self._kind)
+                self._child[(node, part)] = child
+                self._kind.append(self._IMPLIED)
+                self._has_children.append(False)
+                self._has_children[node] = True
+            node = child
+        return node
 
 
 @dataclass
@@ -397,24 +576,33 @@ class _Scan:
     top: str | None = None
     members: int = 0
     declared_bytes: int = 0
-    seen: set[str] = field(default_factory=set)
-    file_names: set[str] = field(default_factory=set)
+    tree: _PathTree = field(default_factory=_PathTree)
     files: dict[str, _Shipped] = field(default_factory=dict)  # bundle-root relative path -> digest
     manifest: bytes | None = None
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # base_name -> parsed small fields
+    # base_name -> raw result.json; parsed only for instances the manifest declares (it comes last).
+    raw_results: dict[str, bytes] = field(default_factory=dict)
+    raw_results_bytes: int = 0
+
+
+def _load_json(raw: bytes, code: str, what: str) -> Any:
+    """json.loads that turns every way hostile JSON can fail (depth, huge ints, bad UTF-8) into `code`."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise BundleRejected(code, f"{what}: JSON nested too deeply") from None
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, and ints over 4300 digits
+        raise BundleRejected(code, f"{what}: not valid JSON ({str(exc)[:120]})") from None
 
 
 def _small_result_fields(rel: str, raw: bytes) -> dict[str, Any]:
-    try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise BundleRejected("bad_result_json", f"{rel}: not valid JSON") from None
+    data = _load_json(raw, "bad_result_json", rel)
     if not isinstance(data, dict):
         raise BundleRejected("bad_result_json", f"{rel}: the top level must be a JSON object")
     persisted: dict[str, str] = {}
     agent_output = data.get("agent_output")
     record = agent_output.get("persisted_outputs") if isinstance(agent_output, dict) else None
-    for item in record.get("files", []) if isinstance(record, dict) else []:
+    files = record.get("files", []) if isinstance(record, dict) else []
+    for item in files if isinstance(files, list) else []:
         if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("sha256"), str) \
                 and not item.get("missing"):
             persisted[item["path"]] = item["sha256"]
@@ -426,49 +614,35 @@ def _small_result_fields(rel: str, raw: bytes) -> dict[str, Any]:
 
 def _scan_tar(feed: _TarFeed, limits: BundleLimits) -> _Scan:
     scan = _Scan()
-    try:
-        tar = tarfile.open(fileobj=feed, mode="r:", encoding="utf-8", errors="surrogateescape")  # type: ignore[call-overload]
-    except tarfile.TarError as exc:
-        raise BundleRejected("corrupt_tar", f"the archive is not a valid tar stream ({exc})") from None
     while True:
-        try:
-            member = tar.next()
-        except tarfile.TarError as exc:
-            raise BundleRejected("corrupt_tar", f"the archive is not a valid tar stream ({exc})") from None
-        if member is None:
+        header = _next_header(feed, limits)
+        if header is None:
             break
-        tar.members.clear()  # tarfile keeps every TarInfo otherwise
         scan.members += 1
         if scan.members > limits.max_members:
             raise BundleRejected("too_many_members", f"the bundle has more than {limits.max_members} entries")
-        parts = _check_name(member.name)
-        _check_type(member)
-        name = member.name
-        if name in scan.seen:
-            raise BundleRejected("duplicate_member", f"{name}: appears twice in the archive")
-        for depth in range(1, len(parts)):
-            if "/".join(parts[:depth]) in scan.file_names:
-                raise BundleRejected("bad_path", f"{name}: a parent path is a regular file")
-        scan.seen.add(name)
+        name = header.name
+        parts = _check_name(name, limits)
+        _check_type(header)
+        is_file = header.typeflag != b"5"
+        scan.tree.add(name, parts, is_file)
         if scan.top is None:
             scan.top = parts[0]
         if parts[0] != scan.top:
             raise BundleRejected("multiple_top_dirs",
                                  f"{name}: the archive must hold exactly one top-level directory ({scan.top}/)")
         if len(parts) == 1:
-            if not member.isdir():
+            if is_file:
                 raise BundleRejected("multiple_top_dirs", f"{name}: files at the archive root are not allowed")
             continue
-        if member.isdir():
+        if not is_file:
             continue
-        scan.file_names.add(name)
-        _scan_file(feed, member, "/".join(parts[1:]), scan, limits)
+        _scan_file(feed, header.size, "/".join(parts[1:]), scan, limits)
     feed.drain_zeros()
     return scan
 
 
-def _scan_file(feed: _TarFeed, member: tarfile.TarInfo, rel: str, scan: _Scan, limits: BundleLimits) -> None:
-    size = member.size
+def _scan_file(feed: _TarFeed, size: int, rel: str, scan: _Scan, limits: BundleLimits) -> None:
     if size > limits.max_file_bytes:
         raise BundleRejected("file_too_large", f"{rel}: {size} bytes exceeds the {limits.max_file_bytes // MiB} "
                              "MB per-file limit")
@@ -478,10 +652,14 @@ def _scan_file(feed: _TarFeed, member: tarfile.TarInfo, rel: str, scan: _Scan, l
                              f"the bundle's files exceed {limits.max_uncompressed_bytes // MiB} MB in total")
     parts = rel.split("/")
     keep: list[memoryview] | None = None
+    is_result = len(parts) == 3 and parts[0] == INSTANCES_DIR and parts[2] == RESULT_NAME
     if rel == MANIFEST_NAME:
         cap, keep = limits.max_manifest_bytes, []
-    elif len(parts) == 3 and parts[0] == INSTANCES_DIR and parts[2] == RESULT_NAME:
+    elif is_result:
         cap, keep = limits.max_result_json_bytes, []
+        if scan.raw_results_bytes + size > limits.max_results_bytes:
+            raise BundleRejected("file_too_large", f"{rel}: the bundle's result.json files exceed "
+                                 f"{limits.max_results_bytes // MiB} MB together")
     if keep is not None and size > cap:
         raise BundleRejected("file_too_large", f"{rel}: {size} bytes exceeds the {cap // MiB} MB limit for this file")
     digest = hashlib.sha256()
@@ -494,13 +672,25 @@ def _scan_file(feed: _TarFeed, member: tarfile.TarInfo, rel: str, scan: _Scan, l
         got = feed.consume(size, both)
     if got != size:
         raise BundleRejected("corrupt_tar", f"{rel}: the archive ends inside this file")
+    feed.consume(-size % _BLOCK, None)
     scan.files[rel] = _Shipped(sha256=digest.hexdigest(), bytes=size)
     if keep is not None:
-        raw = b"".join(keep)
+        raw = b"".join(keep)  # joined at once: the slices pin whole inflated chunks
         if rel == MANIFEST_NAME:
             scan.manifest = raw
         else:
-            scan.results[parts[1]] = _small_result_fields(rel, raw)
+            scan.raw_results[parts[1]] = raw
+            scan.raw_results_bytes += size
+
+
+def _declared_results(manifest: dict[str, Any], raw_results: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """Parse result.json only for the instances the manifest names; others are never parsed."""
+    results: dict[str, dict[str, Any]] = {}
+    for item in manifest["instances"]:
+        base = item.get("base_name") if isinstance(item, dict) else None
+        if isinstance(base, str) and base in raw_results and base not in results:
+            results[base] = _small_result_fields(f"{INSTANCES_DIR}/{base}/{RESULT_NAME}", raw_results[base])
+    return results
 
 
 # --- manifest rules ---------------------------------------------------------------------------
@@ -514,10 +704,7 @@ def _as_lookup(known: Callable[[str], bool] | Collection[str]) -> Callable[[str]
 def _parse_manifest(raw: bytes | None) -> dict[str, Any]:
     if raw is None:
         raise BundleRejected("no_manifest", "the top-level directory has no manifest.json")
-    try:
-        manifest = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BundleRejected("bad_manifest", f"manifest.json is not valid JSON ({exc})") from None
+    manifest = _load_json(raw, "bad_manifest", "manifest.json")
     if not isinstance(manifest, dict):
         raise BundleRejected("bad_manifest", "manifest.json must be a JSON object")
     version = manifest.get("submission_schema_version")
@@ -732,6 +919,7 @@ def verify_bundle_stream(
         raise BundleRejected("corrupt_tar", "the archive is empty")
 
     manifest = _parse_manifest(scan.manifest)
+    results = _declared_results(manifest, scan.raw_results)
     files = scan.files
     indexed = _check_files_index(manifest, files)
     if bool(manifest.get("run_metadata_included")) != (RUN_METADATA_NAME in files):
@@ -750,7 +938,7 @@ def verify_bundle_stream(
         base, instance_id, task_id, attempt = _check_identity(item, seen, known)
         provenance, sandbox = _sandbox_subset(item.get("provenance"))
         _check_sandbox(base, sandbox, accepted_sandbox_modes)
-        result = scan.results.get(base)
+        result = results.get(base)
         _check_result(base, item, result)
         assert result is not None
         fti = item.get("framework_task_info_file")

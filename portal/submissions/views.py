@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -6,6 +7,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from portal.errors import NotFound, PortalError
 from portal.submissions import selectors, services
+from portal.uploads import upload_limit
 
 
 @login_required
@@ -13,6 +15,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(request, "submissions/dashboard.html", {"runs": selectors.submission_list_for_owner(request.user)})
 
 
+@upload_limit(lambda: settings.BUNDLE_MAX_COMPRESSED_BYTES)
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload_page(request: HttpRequest) -> HttpResponse:

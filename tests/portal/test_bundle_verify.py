@@ -16,6 +16,7 @@ import pytest
 from cli_client.formats.bundle import build_bundle, files_index, write_archive
 from cli_client.formats.bundle_verify import BundleLimits, BundleRejected, VerifiedBundle, verify_bundle_stream
 from tests.cli.test_submit_bundle import LINUX_NS_SANDBOX, OS_SANDBOX, make_results, write_result
+from tests.hostile_bundles import HOSTILE
 
 IID = "math.roots_demo__seed42"
 KNOWN = {IID, "math.other__seed42"}
@@ -373,3 +374,65 @@ def test_it_refuses_a_persisted_output_hash_that_disagrees(bundle_dir: Path) -> 
     result["agent_output"]["persisted_outputs"]["files"][0]["sha256"] = "0" * 64
     path.write_text(json.dumps(result))
     refused(edit(bundle_dir, reindex=True), "result_mismatch")
+
+
+# --- hostile tar headers: refused at once, never a hang, a crash or unbounded work -------------
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_it_refuses_a_hostile_header_with_its_reason(name: str) -> None:
+    build, code = HOSTILE[name]
+    refused(build(), code, known=lambda iid: True)
+
+
+@pytest.mark.timeout(10)
+def test_it_never_parses_the_result_json_of_an_undeclared_instance(bundle_dir: Path) -> None:
+    stray = bundle_dir / "instances" / "stray" / "result.json"
+    stray.parent.mkdir()
+    stray.write_bytes(b"[" * 100_000)  # would be bad_result_json if it were parsed
+    refused(edit(bundle_dir, reindex=True), "unexpected_file",
+            "instances/stray/result.json: not part of any instance in the manifest")
+
+
+@pytest.mark.timeout(10)
+def test_it_refuses_a_declared_result_json_that_nests_too_deeply(bundle_dir: Path) -> None:
+    (bundle_dir / "instances" / B3 / "result.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    refused(edit(bundle_dir, reindex=True), "bad_result_json",
+            f"instances/{B3}/result.json: JSON nested too deeply")
+
+
+def test_it_caps_the_result_json_files_together(bundle_dir: Path) -> None:
+    err = refused(archive_of(bundle_dir), "file_too_large", limits=BundleLimits(max_results_bytes=3000))
+    assert "result.json files exceed" in err.message
+
+
+def test_it_caps_name_length_and_depth_at_the_limits(bundle_dir: Path) -> None:
+    refused(archive_of(bundle_dir), "name_too_long", limits=BundleLimits(max_name_bytes=40))
+    refused(archive_of(bundle_dir), "path_too_deep", limits=BundleLimits(max_path_depth=4))
+    bundle, _ = verify(archive_of(bundle_dir), limits=BundleLimits(max_path_depth=6))
+    assert bundle.instance_count == 3
+
+
+def test_it_reads_long_names_from_ustar_prefix_pax_and_gnu_headers(tmp_path: Path) -> None:
+    long_dir = "sub/instances/" + "x" * 120
+    for fmt in (tarfile.USTAR_FORMAT, tarfile.PAX_FORMAT, tarfile.GNU_FORMAT):
+        data = tar_gz([(member("sub", tarfile.DIRTYPE), None), (member(f"{long_dir}/result.json"), b"{}")], fmt=fmt)
+        # The name survives whichever long-name mechanism the writer used: the file is seen as undeclared.
+        refused(data, "no_manifest")
+        data = tar_gz([(member("sub", tarfile.DIRTYPE), None), (member(f"{long_dir}/result.json"), b"{}"),
+                       (member("sub/manifest.json"), json.dumps({
+                           "submission_schema_version": 1, "instance_count": 0, "instances": [],
+                           "files": [{"path": f"{long_dir[4:]}/result.json", "bytes": 2,
+                                      "sha256": hashlib.sha256(b"{}").hexdigest()}]}).encode())], fmt=fmt)
+        refused(data, "unexpected_file", f"{long_dir[4:]}/result.json: not part of any instance in the manifest")
+
+
+def test_it_refuses_a_header_with_a_bad_checksum(bundle_dir: Path) -> None:
+    raw = bytearray(gzip.decompress(archive_of(bundle_dir)))
+    raw[0] ^= 0x01  # the first member's name, so its checksum no longer matches
+    refused(gzip.compress(bytes(raw)), "corrupt_tar", "the archive is not a valid tar stream (bad header checksum)")
+
+
+def test_it_refuses_a_file_ending_inside_its_data(bundle_dir: Path) -> None:
+    raw = gzip.decompress(archive_of(bundle_dir))
+    refused(gzip.compress(raw[:2000]), "corrupt_tar")

@@ -61,6 +61,7 @@ def test_a_valid_bundle_becomes_a_private_draft(submit_catalog, submitter, db, c
     assert run.report["per_level"] == {"b1": 2, "b2": 2, "b3": 2, "b4": 2}
     assert set(SubmissionEntry.objects.values_list("task_id", flat=True)) == set(SUBMIT_TASKS)
     assert len(stored_archives()) == 1 and leftover_temp_files() == []
+    assert stored_archives()[0].stat().st_mode & 0o777 == 0o600
 
 
 def test_the_same_bytes_twice_give_back_the_same_draft(submit_catalog, submitter, db, client, reference_bundle):
