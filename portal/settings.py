@@ -104,6 +104,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "portal.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -254,6 +255,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# Proxies in front of the Portal that append to X-Forwarded-For. Rate limits key on the client
+# address that many hops from the right; 0 means REMOTE_ADDR, and the header is never trusted.
+NUM_PROXIES = env_int("NUM_PROXIES", 0)
+ALLAUTH_TRUSTED_PROXY_COUNT = NUM_PROXIES
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "portal.accounts.authentication.BearerTokenAuthentication",
@@ -263,6 +268,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "portal.api_errors.api_exception_handler",
+    "NUM_PROXIES": NUM_PROXIES,
     "DEFAULT_THROTTLE_RATES": {
         "device_code": env_str("ASIBENCH_DEVICE_CODE_RATE", "20/min"),
         "device_token": env_str("ASIBENCH_DEVICE_TOKEN_RATE", "120/min"),
@@ -282,9 +288,28 @@ SPECTACULAR_SETTINGS = {
 DEVICE_CODE_TTL_SECONDS = env_int("ASIBENCH_DEVICE_CODE_TTL", 600, minimum=30)
 DEVICE_CODE_POLL_INTERVAL = env_int("ASIBENCH_DEVICE_POLL_INTERVAL", 5, minimum=1)
 
+# HTTPS. Production (DEBUG=0) defaults to secure cookies, HSTS and redirecting plain HTTP, so
+# `manage.py check --deploy` passes; behind a TLS-terminating proxy set BEHIND_TLS_PROXY=1 so that
+# Django trusts its X-Forwarded-Proto. /healthz stays reachable over plain HTTP for probes.
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = env_str("SECURE_REFERRER_POLICY", "same-origin")
+X_FRAME_OPTIONS = "DENY"
+# No inline script or style anywhere (templates load /static files only); author images are not
+# fetched from other sites, so a prompt cannot track who reads it.
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+)
 
 LOGGING = {
     "version": 1,
