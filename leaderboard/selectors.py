@@ -6,6 +6,7 @@ page costs a fixed handful of queries however many rows the board has.
 """
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, figures
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ReviewAction, RunReview
 from leaderboard.stats import Interval, rank_with_ties
-from portal.errors import NotFound
+from portal.errors import NotFound, ValidationFailed
 from portal.submissions.models import Submission
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 
@@ -63,19 +64,27 @@ def default_dataset(datasets: list[Dataset]) -> str:
     return datasets[0].name if datasets else "seed42"
 
 
-def board_query_from(params: Any, datasets: list[Dataset]) -> BoardQuery:
-    """Parse ?dataset=&domain=&sort=&dir= leniently: unknown values fall back to the defaults."""
+def board_query_from(params: Any, datasets: list[Dataset],
+                     known_domains: Callable[[], list[str]] = domain_choices) -> BoardQuery:
+    """Parse ?dataset=&domain=&sort=&dir= against allowlists, before any value reaches a cache key.
+
+    An unknown dataset is NotFound and an unknown domain is refused; an unknown sort or direction
+    falls back to the default. So no request can make the board cache store a new entry.
+    """
     names = {d.name for d in datasets}
     dataset = params.get("dataset") or default_dataset(datasets)
     if dataset not in names:
         raise NotFound(f"Unknown dataset {dataset!r}.")
+    domain = (params.get("domain") or "").strip() or None
+    if domain is not None and domain not in known_domains():
+        raise ValidationFailed(f"Unknown domain {domain[:60]!r}.", code="unknown_domain")
     sort = params.get("sort") or "mean"
     if sort not in SORT_KEYS:
         sort = "mean"
-    direction = params.get("dir") or ("asc" if sort in {"rank", "name", "agent", "model", "effort", "sandbox"}
-                                      else "desc")
-    return BoardQuery(dataset=dataset, domain=(params.get("domain") or "").strip() or None, sort=sort,
-                      descending=direction != "asc")
+    direction = params.get("dir")
+    if direction not in ("asc", "desc"):
+        direction = "asc" if sort in {"rank", "name", "agent", "model", "effort", "sandbox"} else "desc"
+    return BoardQuery(dataset=dataset, domain=domain, sort=sort, descending=direction != "asc")
 
 
 def board_rows(query: BoardQuery) -> list[dict[str, Any]]:

@@ -76,7 +76,8 @@ def test_filters_by_dataset_and_domain(client, board):
     whole = client.get("/api/v1/leaderboard").json()
     assert math["count"] == 2 and all(r["task_count"] == 2 and r["instances_scored"] == 8 for r in math["rows"])
     assert math["rows"][0]["b1"] != whole["rows"][0]["b1"]
-    assert client.get("/api/v1/leaderboard?domain=astronomy").json()["count"] == 0
+    unknown = client.get("/api/v1/leaderboard?domain=astronomy")  # no such domain in the catalog
+    assert unknown.status_code == 400 and unknown.json()["code"] == "unknown_domain"
     page = client.get("/leaderboard/?dataset=seed42&domain=math").content.decode()
     assert "Kimi K2" in page and "B3 across agents · math" in page
 
