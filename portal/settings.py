@@ -167,6 +167,12 @@ ACCOUNT_RATE_LIMITS = {
     "login_failed": "10/m/ip,5/5m/key",
     "signup": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
+    # Wrong device-login codes typed at /submit/activate (codes are 8 letters; no guessing).
+    "device_activate": env_str("ASIBENCH_ACTIVATE_FAILED_RATE", "5/5m/user,20/h/ip"),
+}
+ACCOUNT_FORMS = {
+    "change_password": "portal.accounts.forms.PasswordChangeWithTokensForm",
+    "reset_password_from_key": "portal.accounts.forms.PasswordResetWithTokensForm",
 }
 LOGIN_REDIRECT_URL = "/submit/dashboard"
 LOGIN_URL = "/accounts/login/"
@@ -264,7 +270,10 @@ REST_FRAMEWORK = {
         "portal.accounts.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "portal.accounts.permissions.TokenScopePermission",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "portal.api_errors.api_exception_handler",
@@ -287,6 +296,8 @@ SPECTACULAR_SETTINGS = {
 # Device-code login (RFC 8628).
 DEVICE_CODE_TTL_SECONDS = env_int("ASIBENCH_DEVICE_CODE_TTL", 600, minimum=30)
 DEVICE_CODE_POLL_INTERVAL = env_int("ASIBENCH_DEVICE_POLL_INTERVAL", 5, minimum=1)
+# Tokens minted by a device login expire after this many days (settings-page tokens choose).
+DEVICE_LOGIN_TOKEN_DAYS = env_int("ASIBENCH_DEVICE_TOKEN_DAYS", 30, minimum=1)
 
 # HTTPS. Production (DEBUG=0) defaults to secure cookies, HSTS and redirecting plain HTTP, so
 # `manage.py check --deploy` passes; behind a TLS-terminating proxy set BEHIND_TLS_PROXY=1 so that
