@@ -28,7 +28,7 @@ PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
 _COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), ("agent", "Agent"), ("model", "Model"), ("effort", "Effort"),
                   ("sandbox", "Sandbox"), *[(c, c.upper() if c != "mean" else "Mean") for c in COLUMNS],
-                  ("instances", "Instances"), ("date", "Published")]
+                  ("instances", "Instances"), ("attempts", "Attempts"), ("date", "Published")]
 
 
 def _not_found(request: HttpRequest, message: str) -> HttpResponse:
@@ -66,8 +66,9 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int)
         active = key == query.sort
         flip = "asc" if active and query.descending else "desc" if active else (
             "asc" if key in {"rank", "name", "agent", "model", "effort", "sandbox"} else "desc")
-        headers.append({"key": key, "title": title, "active": active, "numeric": key in COLUMNS or key in
-                        {"rank", "instances"}, "arrow": ("▼" if query.descending else "▲") if active else "",
+        headers.append({"key": key, "title": title, "active": active,
+                        "numeric": key in COLUMNS or key in {"rank", "instances", "attempts"},
+                        "arrow": ("▼" if query.descending else "▲") if active else "",
                         "url": "?" + urlencode({**base, "sort": key, "dir": flip})})
     return render_to_string("leaderboard/_board_body.html", {
         "query": query, "page": page, "rows": page.object_list, "headers": headers, "columns": COLUMNS,

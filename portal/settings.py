@@ -351,6 +351,10 @@ BUNDLE_MAX_UNCOMPRESSED_BYTES = env_int("ASIBENCH_BUNDLE_MAX_UNCOMPRESSED_BYTES"
 BUNDLE_MAX_MEMBERS = env_int("ASIBENCH_BUNDLE_MAX_MEMBERS", 20000, minimum=1)
 BUNDLE_MAX_RATIO = float(env_int("ASIBENCH_BUNDLE_MAX_RATIO", 100, minimum=2))
 DRAFT_TTL_HOURS = env_int("ASIBENCH_DRAFT_TTL_HOURS", 168, minimum=1)
+# Scoring is an oracle on private references: per-user confirms in any 24 hours, and results
+# (instance x level x attempt) scored from one bundle. A full seed42 run is tasks x 4 levels.
+CONFIRMS_PER_DAY_LIMIT = env_int("ASIBENCH_CONFIRMS_PER_DAY", 5, minimum=1)
+RESULTS_PER_BUNDLE_LIMIT = env_int("ASIBENCH_RESULTS_PER_BUNDLE", 400, minimum=1)
 FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 DATA_UPLOAD_MAX_NUMBER_FILES = 1000
