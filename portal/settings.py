@@ -359,8 +359,15 @@ FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 DATA_UPLOAD_MAX_NUMBER_FILES = 1000
 
+# Runs never stick: every SCORING_REAPER_INTERVAL seconds, runs scoring for longer than
+# SCORING_STUCK_SECONDS are re-queued (SCORING_STUCK_REQUEUES times), then failed with the reason.
+SCORING_STUCK_SECONDS = env_int("ASIBENCH_SCORING_STUCK_AFTER", 4 * 3600, minimum=1)
+SCORING_STUCK_REQUEUES = env_int("ASIBENCH_SCORING_STUCK_REQUEUES", 1)
+SCORING_REAPER_INTERVAL = env_int("ASIBENCH_SCORING_REAPER_INTERVAL", 300, minimum=1)
+
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},
+    "reap-stuck-scoring": {"task": "scoring.reap_stuck_runs", "schedule": float(SCORING_REAPER_INTERVAL)},
 }
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
