@@ -85,7 +85,9 @@ def test_docker_compose_passes_only_variables_the_code_reads():
 
 
 def deploy_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
-    overridden = {"SECRET_KEY", "DEBUG", "DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL"}
+    # The browser fixture sets DJANGO_ALLOW_ASYNC_UNSAFE in this process; a deployment never has it.
+    overridden = {"SECRET_KEY", "DEBUG", "DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL",
+                  "DJANGO_ALLOW_ASYNC_UNSAFE"}
     clean = {k: v for k, v in os.environ.items() if k not in overridden and not k.startswith("ASIBENCH_S3")}
     clean.update(ASIBENCH_VAR_DIR=str(tmp_path), SECRET_KEY=secrets.token_urlsafe(60), ALLOWED_HOSTS="portal.example",
                  **env)
