@@ -95,5 +95,12 @@ def test_main_pages_work_in_chromium_without_csp_violations(portal_server, brows
             assert page.evaluate("getComputedStyle(document.body).fontFamily") != "\"Times New Roman\"", path
             assert page.evaluate("window.__csp") == [], f"{path}: {page.evaluate('window.__csp')}"
         assert not [m for m in console if "Content Security Policy" in m], console
+        # Control: markup injected into the page (as an XSS would) cannot run its inline handler,
+        # and the recorder above does see the refusal.
+        page.evaluate("""document.body.insertAdjacentHTML('beforeend',
+                         '<img src=/no-such-image onerror="window.__ran = 1">')""")
+        page.wait_for_function("window.__csp.length > 0")
+        assert page.evaluate("window.__ran") is None
+        assert any(v.startswith("script-src") for v in page.evaluate("window.__csp")), page.evaluate("window.__csp")
         screenshot(page, f"csp-{persona.email.split('@')[0] if persona else 'public'}")
         context.close()
