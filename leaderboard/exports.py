@@ -24,6 +24,7 @@ def row_public(row: dict[str, Any]) -> dict[str, Any]:
         "intervals": {column: intervals.get(column) for column in COLUMNS},
         "instances_scored": row["instances_scored"],
         "task_count": row["task_count"],
+        "confirmed_attempts": row["confirmed_attempts"],
         "published_at": row["published_at"].isoformat() if row["published_at"] else None,
         "scored_at": row["scored_at"].isoformat() if row["scored_at"] else None,
         "url": f"/leaderboard/entries/{row['id']}/",
@@ -35,7 +36,19 @@ INTERVAL_METHOD = {"method": "percentile bootstrap of the mean over tasks", "con
 
 CSV_HEADER = ["rank", "display_name", "dataset", "agent", "model", "effort", "sandbox",
               *[f"{c}{suffix}" for c in COLUMNS for suffix in ("", "_ci_low", "_ci_high")],
-              "instances_scored", "task_count", "published_at", "scored_at", "url"]
+              "instances_scored", "task_count", "confirmed_attempts", "published_at", "scored_at", "url"]
+
+
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection");
+# tab and carriage return start one in some programs too.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """Text as the spreadsheet should show it: a leading formula character is quoted away."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 def rows_csv(rows: Iterable[dict[str, Any]]) -> str:
@@ -47,8 +60,8 @@ def rows_csv(rows: Iterable[dict[str, Any]]) -> str:
         for column in COLUMNS:
             bounds = row["intervals"].get(column) or [None, None]
             figures += [row[column], bounds[0], bounds[1]]
-        writer.writerow([row["rank"], row["display_name"], row["dataset"], row["agent"], row["model"],
-                         row["effort"], row["sandbox"], *["" if v is None else v for v in figures],
-                         row["instances_scored"], row["task_count"], row["published_at"] or "",
-                         row["scored_at"] or "", row["url"]])
+        writer.writerow(map(csv_cell, [
+            row["rank"], row["display_name"], row["dataset"], row["agent"], row["model"], row["effort"],
+            row["sandbox"], *["" if v is None else v for v in figures], row["instances_scored"], row["task_count"],
+            row["confirmed_attempts"], row["published_at"] or "", row["scored_at"] or "", row["url"]]))
     return out.getvalue()

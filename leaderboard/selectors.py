@@ -6,6 +6,7 @@ page costs a fixed handful of queries however many rows the board has.
 """
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,16 +16,17 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, figures
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ReviewAction, RunReview
 from leaderboard.stats import Interval, rank_with_ties
-from portal.errors import NotFound
+from portal.errors import NotFound, ValidationFailed
 from portal.submissions.models import Submission
+from portal.submissions.selectors import confirmed_attempts, confirmed_attempts_of
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 
 GENERATION_KEY = "leaderboard:generation"
 CACHE_SECONDS = 24 * 3600
-SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "instances", "date"}
+SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "instances", "attempts", "date"}
 # What a public row carries, for pages, JSON and CSV alike.
 ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort", "sandbox", *COLUMNS,
-              "intervals", "instances_scored", "task_count", "published_at", "scored_at")
+              "intervals", "instances_scored", "task_count", "confirmed_attempts", "published_at", "scored_at")
 _BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
                "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at")
 
@@ -63,19 +65,27 @@ def default_dataset(datasets: list[Dataset]) -> str:
     return datasets[0].name if datasets else "seed42"
 
 
-def board_query_from(params: Any, datasets: list[Dataset]) -> BoardQuery:
-    """Parse ?dataset=&domain=&sort=&dir= leniently: unknown values fall back to the defaults."""
+def board_query_from(params: Any, datasets: list[Dataset],
+                     known_domains: Callable[[], list[str]] = domain_choices) -> BoardQuery:
+    """Parse ?dataset=&domain=&sort=&dir= against allowlists, before any value reaches a cache key.
+
+    An unknown dataset is NotFound and an unknown domain is refused; an unknown sort or direction
+    falls back to the default. So no request can make the board cache store a new entry.
+    """
     names = {d.name for d in datasets}
     dataset = params.get("dataset") or default_dataset(datasets)
     if dataset not in names:
         raise NotFound(f"Unknown dataset {dataset!r}.")
+    domain = (params.get("domain") or "").strip() or None
+    if domain is not None and domain not in known_domains():
+        raise ValidationFailed(f"Unknown domain {domain[:60]!r}.", code="unknown_domain")
     sort = params.get("sort") or "mean"
     if sort not in SORT_KEYS:
         sort = "mean"
-    direction = params.get("dir") or ("asc" if sort in {"rank", "name", "agent", "model", "effort", "sandbox"}
-                                      else "desc")
-    return BoardQuery(dataset=dataset, domain=(params.get("domain") or "").strip() or None, sort=sort,
-                      descending=direction != "asc")
+    direction = params.get("dir")
+    if direction not in ("asc", "desc"):
+        direction = "asc" if sort in {"rank", "name", "agent", "model", "effort", "sandbox"} else "desc"
+    return BoardQuery(dataset=dataset, domain=domain, sort=sort, descending=direction != "asc")
 
 
 def board_rows(query: BoardQuery) -> list[dict[str, Any]]:
@@ -91,6 +101,7 @@ def board_rows(query: BoardQuery) -> list[dict[str, Any]]:
 def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
     entries = LeaderboardEntry.objects.filter(dataset_id=dataset, is_current=True)
     entries = entries.only(*_BOARD_ONLY, "tasks") if domain else entries.only(*_BOARD_ONLY)
+    entries = entries.annotate(confirmed_attempts=confirmed_attempts("submission__"))
     rows = []
     for e in entries.order_by("id"):
         figs = figures(e.tasks, domain) if domain else {
@@ -103,6 +114,7 @@ def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
             "model": e.model, "effort": e.effort, "sandbox": e.sandbox,
             **{c: figs[c] for c in COLUMNS}, "intervals": figs["intervals"],
             "instances_scored": figs["instances_scored"], "task_count": figs["task_count"],
+            "confirmed_attempts": e.confirmed_attempts,  # type: ignore[attr-defined]
             "published_at": e.published_at, "scored_at": e.scored_at,
         })
     ranks = rank_with_ties([_interval(r, "mean") for r in rows])
@@ -116,7 +128,8 @@ def _interval(row: dict[str, Any], column: str) -> Interval | None:
     return Interval(row[column], bounds[0], bounds[1]) if bounds and row[column] is not None else None
 
 
-_SORT_FIELD = {"name": "display_name", "instances": "instances_scored", "date": "published_at"}
+_SORT_FIELD = {"name": "display_name", "instances": "instances_scored", "attempts": "confirmed_attempts",
+               "date": "published_at"}
 
 
 def sort_rows(rows: list[dict[str, Any]], sort: str, descending: bool) -> list[dict[str, Any]]:
@@ -166,7 +179,7 @@ def review_queue(tab: str) -> QuerySet[Submission]:
             .annotate(latest_number=Subquery(latest.values("number")[:1]),
                       latest_status=Subquery(latest.values("status")[:1]),
                       latest_aggregate=Subquery(latest.values("aggregate")[:1]),
-                      flag_count=Subquery(flags))
+                      flag_count=Subquery(flags), confirmed_attempts=confirmed_attempts())
             .order_by("-scored_at", "-created_at"))
     if tab == "pending":
         waiting = Q(review__isnull=True, status__in=[Submission.Status.SCORED, Submission.Status.FAILED])
@@ -189,6 +202,7 @@ def queue_row(submission: Submission) -> dict[str, Any]:
         "tasks_covered": report.get("tasks_covered"), "tasks_in_dataset": report.get("tasks_in_dataset"),
         "incomplete": len(submission.incomplete_instances or []),
         "flag_count": submission.flag_count or 0,  # type: ignore[attr-defined]
+        "confirmed_attempts": submission.confirmed_attempts,  # type: ignore[attr-defined]
     }
 
 
@@ -216,6 +230,7 @@ def review_detail(submission: Submission) -> dict[str, Any]:
         "zeros": sum(1 for s in scores if s.percent == 0),
         "flags": list(IntegrityFlag.objects.filter(submission=submission).select_related("other_submission__owner")),
         "actions": audit_log(submission),
+        "confirmed_attempts": confirmed_attempts_of(submission),
         "can_publish": submission.status == Submission.Status.SCORED and current is not None
         and current.status == ScoringRun.Status.COMPLETE,
         "republish": entry is not None and current is not None and entry.scoring_run_id != current.id,

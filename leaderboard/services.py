@@ -202,16 +202,27 @@ def review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
 
 
 def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Submission:
-    """Queue a new scoring; earlier scorings stay. A published run keeps its board row until republished."""
+    """Queue a new scoring; earlier scorings stay. A published run keeps its board row until republished.
+
+    A run stuck in scoring is re-queued: its open scoring is closed as failed with the reason. (A queued
+    run's lost message is sent again by the reaper.)
+    """
     from scoring.pipeline import submission_rescore
+    from scoring.reaper import submission_requeue
 
     _require_maintainer(actor)
     with transaction.atomic():
         submission = _locked(submission_id)
-        if submission.status not in (Submission.Status.SCORED, Submission.Status.FAILED):
-            raise Conflict(f"Only scored or failed runs can be rescored; this run is {submission.status}.",
+        if submission.status == Submission.Status.SCORING:
+            # A run that does not move: close its open scoring with the reason and queue it again.
+            why = (reason or "").strip() or "no progress"
+            submission = submission_requeue(submission_id=submission.id, requested_by=actor,
+                                            reason=f"re-queued by a maintainer ({why})")
+        elif submission.status not in (Submission.Status.SCORED, Submission.Status.FAILED):
+            raise Conflict(f"Only scored, failed or scoring runs can be rescored; this run is {submission.status}.",
                            code="not_scored")
-        submission = submission_rescore(submission_id=submission.id, requested_by=actor)
+        else:
+            submission = submission_rescore(submission_id=submission.id, requested_by=actor)
         if not LeaderboardEntry.objects.filter(submission=submission).exists():
             _decide(submission, actor, RunReview.State.RESCORING, reason="")
         _log(submission, actor, ReviewAction.Kind.RESCORE, reason=(reason or "").strip(),

@@ -28,7 +28,7 @@ PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
 _COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), ("agent", "Agent"), ("model", "Model"), ("effort", "Effort"),
                   ("sandbox", "Sandbox"), *[(c, c.upper() if c != "mean" else "Mean") for c in COLUMNS],
-                  ("instances", "Instances"), ("date", "Published")]
+                  ("instances", "Instances"), ("attempts", "Attempts"), ("date", "Published")]
 
 
 def _not_found(request: HttpRequest, message: str) -> HttpResponse:
@@ -36,14 +36,15 @@ def _not_found(request: HttpRequest, message: str) -> HttpResponse:
 
 
 def board(request: HttpRequest) -> HttpResponse:
-    datasets = selectors.dataset_choices()
+    datasets, domains = selectors.dataset_choices(), selectors.domain_choices()
     try:
-        query = selectors.board_query_from(request.GET, datasets)
-    except NotFound as exc:
-        return _not_found(request, exc.detail)
+        query = selectors.board_query_from(request.GET, datasets, lambda: domains)
+    except PortalError as exc:
+        return render(request, "portal/error.html", {"message": exc.detail}, status=exc.status_code)
     base = {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {})}
     # The table and charts are the same for every visitor: cached as HTML until the next publish.
-    page_no = (request.GET.get("page") or "1")[:8]
+    # The page number in the key is the one the paginator settled on, never the raw parameter.
+    page_no = Paginator(selectors.board_rows(query), PAGE_SIZE).get_page(request.GET.get("page")).number
     key = (f"leaderboard:html:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}:"
            f"{query.sort}:{int(query.descending)}:{page_no}")
     body = cache.get(key)
@@ -51,13 +52,13 @@ def board(request: HttpRequest) -> HttpResponse:
         body = _board_body(query, base, page_no)
         cache.set(key, body, selectors.CACHE_SECONDS)
     return render(request, "leaderboard/board.html", {
-        "query": query, "datasets": datasets, "domains": selectors.domain_choices(), "body": mark_safe(body),
+        "query": query, "datasets": datasets, "domains": domains, "body": mark_safe(body),
         "csv_url": "/leaderboard/export.csv?" + urlencode(base),
         "api_url": "/api/v1/leaderboard?" + urlencode(base),
     })
 
 
-def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: str) -> str:
+def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int) -> str:
     rows = selectors.board_rows(query)
     page = Paginator(rows, PAGE_SIZE).get_page(page_no)
     headers = []
@@ -65,8 +66,9 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: str)
         active = key == query.sort
         flip = "asc" if active and query.descending else "desc" if active else (
             "asc" if key in {"rank", "name", "agent", "model", "effort", "sandbox"} else "desc")
-        headers.append({"key": key, "title": title, "active": active, "numeric": key in COLUMNS or key in
-                        {"rank", "instances"}, "arrow": ("▼" if query.descending else "▲") if active else "",
+        headers.append({"key": key, "title": title, "active": active,
+                        "numeric": key in COLUMNS or key in {"rank", "instances", "attempts"},
+                        "arrow": ("▼" if query.descending else "▲") if active else "",
                         "url": "?" + urlencode({**base, "sort": key, "dir": flip})})
     return render_to_string("leaderboard/_board_body.html", {
         "query": query, "page": page, "rows": page.object_list, "headers": headers, "columns": COLUMNS,
@@ -92,8 +94,8 @@ def _charts(query: selectors.BoardQuery, rows: list[dict[str, Any]]) -> dict[str
 def board_csv(request: HttpRequest) -> HttpResponse:
     try:
         query = selectors.board_query_from(request.GET, selectors.dataset_choices())
-    except NotFound as exc:
-        return HttpResponse(exc.detail, status=404, content_type="text/plain")
+    except PortalError as exc:
+        return HttpResponse(exc.detail, status=exc.status_code, content_type="text/plain")
     response = HttpResponse(rows_csv(selectors.board_rows(query)), content_type="text/csv; charset=utf-8")
     name = f"asibench-leaderboard-{query.dataset}{'-' + query.domain if query.domain else ''}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -43,3 +43,10 @@ class Conflict(PortalError):
 class PayloadTooLarge(PortalError):
     status_code = 413
     code = "too_large"
+
+
+class QuotaExceeded(PortalError):
+    """A per-user allowance is used up; the message says which and when it frees up."""
+
+    status_code = 429
+    code = "quota_exceeded"

@@ -104,6 +104,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "portal.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -167,6 +168,12 @@ ACCOUNT_RATE_LIMITS = {
     "login_failed": "10/m/ip,5/5m/key",
     "signup": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
+    # Wrong device-login codes typed at /submit/activate (codes are 8 letters; no guessing).
+    "device_activate": env_str("ASIBENCH_ACTIVATE_FAILED_RATE", "5/5m/user,20/h/ip"),
+}
+ACCOUNT_FORMS = {
+    "change_password": "portal.accounts.forms.PasswordChangeWithTokensForm",
+    "reset_password_from_key": "portal.accounts.forms.PasswordResetWithTokensForm",
 }
 LOGIN_REDIRECT_URL = "/submit/dashboard"
 LOGIN_URL = "/accounts/login/"
@@ -255,15 +262,23 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# Proxies in front of the Portal that append to X-Forwarded-For. Rate limits key on the client
+# address that many hops from the right; 0 means REMOTE_ADDR, and the header is never trusted.
+NUM_PROXIES = env_int("NUM_PROXIES", 0)
+ALLAUTH_TRUSTED_PROXY_COUNT = NUM_PROXIES
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "portal.accounts.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "portal.accounts.permissions.TokenScopePermission",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "portal.api_errors.api_exception_handler",
+    "NUM_PROXIES": NUM_PROXIES,
     "DEFAULT_THROTTLE_RATES": {
         "device_code": env_str("ASIBENCH_DEVICE_CODE_RATE", "20/min"),
         "device_token": env_str("ASIBENCH_DEVICE_TOKEN_RATE", "120/min"),
@@ -282,10 +297,31 @@ SPECTACULAR_SETTINGS = {
 # Device-code login (RFC 8628).
 DEVICE_CODE_TTL_SECONDS = env_int("ASIBENCH_DEVICE_CODE_TTL", 600, minimum=30)
 DEVICE_CODE_POLL_INTERVAL = env_int("ASIBENCH_DEVICE_POLL_INTERVAL", 5, minimum=1)
+# Tokens minted by a device login expire after this many days (settings-page tokens choose).
+DEVICE_LOGIN_TOKEN_DAYS = env_int("ASIBENCH_DEVICE_TOKEN_DAYS", 30, minimum=1)
 
+# HTTPS. Production (DEBUG=0) defaults to secure cookies, HSTS and redirecting plain HTTP, so
+# `manage.py check --deploy` passes; behind a TLS-terminating proxy set BEHIND_TLS_PROXY=1 so that
+# Django trusts its X-Forwarded-Proto. /healthz stays reachable over plain HTTP for probes.
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = env_str("SECURE_REFERRER_POLICY", "same-origin")
+X_FRAME_OPTIONS = "DENY"
+# No inline script or style anywhere (templates load /static files only); author images are not
+# fetched from other sites, so a prompt cannot track who reads it.
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+)
 
 LOGGING = {
     "version": 1,
@@ -316,6 +352,10 @@ BUNDLE_MAX_UNCOMPRESSED_BYTES = env_int("ASIBENCH_BUNDLE_MAX_UNCOMPRESSED_BYTES"
 BUNDLE_MAX_MEMBERS = env_int("ASIBENCH_BUNDLE_MAX_MEMBERS", 20000, minimum=1)
 BUNDLE_MAX_RATIO = float(env_int("ASIBENCH_BUNDLE_MAX_RATIO", 100, minimum=2))
 DRAFT_TTL_HOURS = env_int("ASIBENCH_DRAFT_TTL_HOURS", 168, minimum=1)
+# Scoring is an oracle on private references: per-user confirms in any 24 hours, and results
+# (instance x level x attempt) scored from one bundle. A full seed42 run is tasks x 4 levels.
+CONFIRMS_PER_DAY_LIMIT = env_int("ASIBENCH_CONFIRMS_PER_DAY", 5, minimum=1)
+RESULTS_PER_BUNDLE_LIMIT = env_int("ASIBENCH_RESULTS_PER_BUNDLE", 400, minimum=1)
 FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 DATA_UPLOAD_MAX_NUMBER_FILES = 1000
@@ -333,9 +373,16 @@ FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 # Temp bundles, upload temp files and sandbox scratch dirs untouched this long are swept (hourly).
 LEFTOVER_MAX_AGE_HOURS = env_int("ASIBENCH_LEFTOVER_MAX_AGE_HOURS", 24, minimum=1)
 
+# Runs never stick: every SCORING_REAPER_INTERVAL seconds, runs scoring for longer than
+# SCORING_STUCK_SECONDS are re-queued (SCORING_STUCK_REQUEUES times), then failed with the reason.
+SCORING_STUCK_SECONDS = env_int("ASIBENCH_SCORING_STUCK_AFTER", 4 * 3600, minimum=1)
+SCORING_STUCK_REQUEUES = env_int("ASIBENCH_SCORING_STUCK_REQUEUES", 1)
+SCORING_REAPER_INTERVAL = env_int("ASIBENCH_SCORING_REAPER_INTERVAL", 300, minimum=1)
+
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},
     "sweep-leftover-temp-files": {"task": "portal.tasks.sweep_leftovers", "schedule": 3600.0},
+    "reap-stuck-scoring": {"task": "scoring.reap_stuck_runs", "schedule": float(SCORING_REAPER_INTERVAL)},
 }
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)

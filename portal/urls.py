@@ -1,5 +1,6 @@
 """URL map. API routes have no trailing slash: the asibench client must never be redirected."""
 
+from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
@@ -31,6 +32,9 @@ submit_pages = [
     *submission_urls.page_urls,
     *proposal_urls.page_urls,
 ]
+
+# The admin signs in through allauth's login, which is rate-limited; its own form is not.
+admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-assign]
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -56,6 +56,7 @@ class CliSubmitApi(APIView):
 class ProposalFileSnapshotApi(APIView):
     """T2/T4: the snapshot token and every file's name and sha256."""
 
+    @extend_schema(responses={200: dict})
     def get(self, request: Request, proposal_id: str) -> Response:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         return Response({"snapshot": proposal.snapshot, "files": file_list(proposal)})
@@ -66,6 +67,7 @@ class ProposalFilesApi(APIView):
 
     parser_classes: list = []
 
+    @extend_schema(request=None, responses={200: dict})
     def put(self, request: Request, proposal_id: str) -> Response:
         # Refuse a foreign or unknown draft before reading a possibly large body.
         selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
@@ -82,6 +84,7 @@ class ProposalFilesApi(APIView):
 class ProposalDetailApi(APIView):
     """T5: status and completeness of the Draft."""
 
+    @extend_schema(responses={200: dict})
     def get(self, request: Request, proposal_id: str) -> Response:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         state = selectors.completeness(proposal)

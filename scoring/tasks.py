@@ -43,3 +43,11 @@ def score_entry(scoring_run_id: int, entry_id: int) -> None:
             return
         raise
     pipeline.scoring_run_finalize(scoring_run_id=scoring_run_id)
+
+
+@shared_task(name="scoring.reap_stuck_runs")
+def reap_stuck_runs() -> dict[str, int]:
+    """Beat entry: re-queue or fail runs that have been scoring for too long (scoring.reaper)."""
+    from scoring.reaper import stuck_runs_reap
+
+    return stuck_runs_reap()

@@ -11,7 +11,10 @@ register = template.Library()
 
 @register.inclusion_tag("leaderboard/_run_review.html", takes_context=True)
 def run_review_panel(context: dict[str, Any], run: Any) -> dict[str, Any]:
-    """Review state, rejection reason and audit log on the run page; flags for maintainers only."""
+    """Review state, rejection reason and audit log on the run page; flags for maintainers only.
+
+    The owner sees who acted by role ("maintainer"), never a maintainer's name or e-mail address.
+    """
     request = context.get("request")
     maintainer = user_is_maintainer(getattr(request, "user", None))
     return {

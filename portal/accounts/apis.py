@@ -47,13 +47,13 @@ class DeviceCodeApi(APIView):
     permission_classes = [AllowAny]
     throttle_classes = [DeviceCodeThrottle]
 
-    class InputSerializer(serializers.Serializer):
+    class DeviceCodeInputSerializer(serializers.Serializer):
         client_name = serializers.CharField(required=False, default="asibench-cli", max_length=80)
         scope = serializers.CharField(required=False, default="submit", max_length=40)
 
-    @extend_schema(request=InputSerializer, responses={200: dict})
+    @extend_schema(request=DeviceCodeInputSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data if isinstance(request.data, dict) else {})
+        data = self.DeviceCodeInputSerializer(data=request.data if isinstance(request.data, dict) else {})
         data.is_valid(raise_exception=True)
         started = services.device_grant_start(**data.validated_data)
         verification_uri = absolute_url(request, "/submit/activate")
@@ -75,12 +75,12 @@ class DeviceTokenApi(APIView):
     permission_classes = [AllowAny]
     throttle_classes = [DeviceTokenThrottle]
 
-    class InputSerializer(serializers.Serializer):
+    class DeviceTokenInputSerializer(serializers.Serializer):
         device_code = serializers.CharField(max_length=200)
 
-    @extend_schema(request=InputSerializer, responses={200: dict, 400: dict})
+    @extend_schema(request=DeviceTokenInputSerializer, responses={200: dict, 400: dict})
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data if isinstance(request.data, dict) else {})
+        data = self.DeviceTokenInputSerializer(data=request.data if isinstance(request.data, dict) else {})
         if not data.is_valid():
             raise services.DeviceFlowError("invalid_request", "device_code is required.")
         issued, user = services.device_grant_redeem(device_code=data.validated_data["device_code"])

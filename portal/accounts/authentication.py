@@ -1,4 +1,5 @@
 from django.http import HttpRequest
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from portal.accounts.models import User
@@ -28,3 +29,13 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: HttpRequest) -> str:
         return 'Bearer realm="api"'
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    """How the schema describes the CLI's bearer tokens."""
+
+    target_class = "portal.accounts.authentication.BearerTokenAuthentication"
+    name = "cliToken"
+
+    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "description": "A CLI token (asi_pat_…)."}

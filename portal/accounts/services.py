@@ -17,6 +17,11 @@ TOKEN_PREFIX = "asi_pat_"
 MAINTAINERS_GROUP = "maintainers"
 # Consonants only: codes are typed by hand and must not spell words or confuse 0/O, 1/I.
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"
+# What a CLI token may do. `read` tokens only read (check the login, list a draft's files);
+# uploading runs and syncing proposals needs `submit`. The device flow asks for `submit`.
+READ_SCOPE = "read"
+SUBMIT_SCOPE = "submit"
+TOKEN_SCOPES = {SUBMIT_SCOPE: "Submit (upload runs and task proposals)", READ_SCOPE: "Read-only"}
 
 
 def hash_secret(value: str) -> str:
@@ -39,6 +44,8 @@ def cli_token_create(
         raise ValidationFailed("Token names are at most 100 characters.")
     if expires_in_days is not None and not 1 <= expires_in_days <= 3650:
         raise ValidationFailed("Expiry must be between 1 and 3650 days.")
+    if scope not in TOKEN_SCOPES:
+        raise ValidationFailed(f"Unknown token scope {scope[:40]!r}: use one of {', '.join(sorted(TOKEN_SCOPES))}.")
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = CliToken.objects.create(
         user=user,
@@ -50,6 +57,11 @@ def cli_token_create(
         expires_at=timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None,
     )
     return IssuedToken(token=token, plaintext=plaintext)
+
+
+def cli_tokens_revoke_all(*, user: User) -> int:
+    """Revoke every live CLI token of `user` (after a password change, on request). Returns how many."""
+    return CliToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
 def cli_token_revoke(*, user: User, token_id: str) -> CliToken:
@@ -115,9 +127,9 @@ def normalise_user_code(value: str) -> str:
 
 def device_grant_start(*, client_name: str, scope: str) -> DeviceGrant:
     client_name = (client_name or "asibench-cli").strip()[:80]
-    scope = (scope or "submit").strip()[:40]
-    if scope != "submit":
-        raise ValidationFailed(f"Unsupported scope {scope!r}: only 'submit' is granted.")
+    scope = (scope or SUBMIT_SCOPE).strip()[:40]
+    if scope not in TOKEN_SCOPES:
+        raise ValidationFailed(f"Unsupported scope {scope!r}: use one of {', '.join(sorted(TOKEN_SCOPES))}.")
     device_code = "dc_" + secrets.token_urlsafe(32)
     now = timezone.now()
     for _ in range(5):
@@ -187,11 +199,14 @@ def device_grant_redeem(*, device_code: str) -> tuple[IssuedToken, User]:
             grant.save(update_fields=["last_polled_at", "interval"])
         else:
             assert grant.user is not None
+            # A token minted by a browser click expires by default; the user can make a longer
+            # one deliberately on the settings page.
             issued = cli_token_create(
                 user=grant.user,
                 name=f"{grant.client_name} (device login {now:%Y-%m-%d %H:%M})",
                 scope=grant.scope,
                 client_name=grant.client_name,
+                expires_in_days=settings.DEVICE_LOGIN_TOKEN_DAYS,
             )
             grant.status = DeviceAuthorization.Status.REDEEMED
             grant.token = issued.token

@@ -1,3 +1,4 @@
+from allauth.core.internal import ratelimit
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -43,10 +44,29 @@ def token_revoke(request: HttpRequest, token_id: str) -> HttpResponse:
     return redirect("/submit/settings#cli-tokens")
 
 
+# Wrong codes count against the user and the client address (ACCOUNT_RATE_LIMITS["device_activate"]);
+# GETs count too, since `?code=` looks a code up. allauth's limiter is pinned with allauth itself.
+_ACTIVATE_LIMIT = {"app": "allauth.account", "action": "device_activate", "limit_get": True}
+_TOO_MANY_CODES = "Too many wrong codes. Wait a few minutes, then start the login again in your terminal."
+
+
+def _guesses_exhausted(request: HttpRequest) -> bool:
+    return ratelimit.consume(request, user=request.user, dry_run=True, **_ACTIVATE_LIMIT) is None
+
+
+def _wrong_code(request: HttpRequest, form: DeviceCodeForm, message: str) -> HttpResponse:
+    ratelimit.consume(request, user=request.user, **_ACTIVATE_LIMIT)
+    return render(request, "accounts/activate.html", {"form": form, "error": message})
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def activate_page(request: HttpRequest) -> HttpResponse:
     """Device login: enter (or follow a link with) the code, then approve or deny."""
+    code = request.POST.get("code") or request.GET.get("code")
+    if code and _guesses_exhausted(request):
+        return render(request, "accounts/activate.html", {"form": DeviceCodeForm(), "error": _TOO_MANY_CODES},
+                      status=429)
     if request.method == "POST" and "decision" in request.POST:
         decision = DeviceDecisionForm(request.POST)
         if decision.is_valid():
@@ -57,14 +77,13 @@ def activate_page(request: HttpRequest) -> HttpResponse:
                     approve=decision.cleaned_data["decision"] == "approve",
                 )
             except PortalError as exc:
-                return render(request, "accounts/activate.html", {"form": DeviceCodeForm(), "error": exc.detail})
+                return _wrong_code(request, DeviceCodeForm(), exc.detail)
             return render(request, "accounts/activate_done.html", {"grant": grant})
-    code = request.POST.get("code") or request.GET.get("code")
     form = DeviceCodeForm(initial={"code": code} if code else None)
     if code:
         try:
             grant = services.device_grant_pending_for_code(code)
         except PortalError as exc:
-            return render(request, "accounts/activate.html", {"form": form, "error": exc.detail})
+            return _wrong_code(request, form, exc.detail)
         return render(request, "accounts/activate_confirm.html", {"grant": grant})
     return render(request, "accounts/activate.html", {"form": form})

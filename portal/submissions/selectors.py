@@ -1,12 +1,33 @@
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.models import Submission
 
 LEVELS = ("b1", "b2", "b3", "b4")
+
+
+# A configuration, as the board groups runs: the same owner trying the same agent setup again.
+CONFIGURATION_FIELDS = ("owner", "dataset", "agent", "model", "effort", "sandbox")
+
+
+def confirmed_attempts(outer: str = "") -> Coalesce:
+    """How many runs the outer row's owner has confirmed with the same configuration (this one
+    included): each confirm is one question to the scoring oracle. `outer` is the path from the
+    outer row to its submission ("" for submissions, "submission__" for board entries)."""
+    runs = (Submission.objects.filter(confirmed_at__isnull=False,
+                                      **{f: OuterRef(f"{outer}{f}") for f in CONFIGURATION_FIELDS})
+            .order_by().values("owner").annotate(n=Count("id")).values("n"))
+    return Coalesce(Subquery(runs[:1]), 0)
+
+
+def confirmed_attempts_of(submission: Submission) -> int:
+    return Submission.objects.filter(
+        confirmed_at__isnull=False, **{f: getattr(submission, f) for f in CONFIGURATION_FIELDS}
+    ).count()
 
 
 def submission_list_for_owner(user: User) -> QuerySet[Submission]:

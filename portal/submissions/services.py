@@ -24,7 +24,7 @@ from cli_client.formats.bundle_verify import (
     verify_bundle_stream,
 )
 from portal.accounts.models import User
-from portal.errors import NotFound, PayloadTooLarge, PortalError, ValidationFailed
+from portal.errors import NotFound, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.models import Dataset, Instance, Task
 
@@ -257,6 +257,7 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
             raise ValidationFailed(f"This draft was {submission.status}; upload the bundle again.")
         return submission
     with transaction.atomic():
+        _confirm_quota_check(user, submission)
         claimed = Submission.objects.filter(id=submission.id, status=Submission.Status.DRAFT).update(
             status=Submission.Status.QUEUED, confirmed_at=timezone.now(), expires_at=None
         )
@@ -266,6 +267,33 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
             transaction.on_commit(lambda: score_submission.delay(str(submission.id)))
     submission.refresh_from_db()
     return submission
+
+
+def _confirm_quota_check(user: User, submission: Submission) -> None:
+    """Each confirm asks the scoring oracle about private references: cap how often and how much.
+
+    Runs inside the confirm's transaction with the user's row locked, so two confirms at once
+    cannot both take the last place of the day.
+    """
+    results = submission.entries.count()
+    if results > settings.RESULTS_PER_BUNDLE_LIMIT:
+        raise QuotaExceeded(
+            f"This bundle has {results} results; the Portal scores at most {settings.RESULTS_PER_BUNDLE_LIMIT} "
+            "per bundle. Withdraw it and upload a run with fewer attempts.",
+            code="too_many_results",
+        )
+    User.objects.select_for_update().filter(id=user.id).first()
+    since = timezone.now() - timedelta(days=1)
+    recent = list(Submission.objects.filter(owner=user, confirmed_at__gte=since)
+                  .order_by("confirmed_at").values_list("confirmed_at", flat=True))
+    if len(recent) >= settings.CONFIRMS_PER_DAY_LIMIT:
+        frees_at = recent[len(recent) - settings.CONFIRMS_PER_DAY_LIMIT] + timedelta(days=1)
+        raise QuotaExceeded(
+            f"You have confirmed {len(recent)} runs in the last 24 hours; the limit is "
+            f"{settings.CONFIRMS_PER_DAY_LIMIT} a day. This draft stays; confirm it after "
+            f"{frees_at:%Y-%m-%d %H:%M} UTC.",
+            code="confirm_quota",
+        )
 
 
 def submission_withdraw(*, user: User, submission_id: str) -> Submission:

@@ -47,7 +47,7 @@ def test_only_published_runs_appear_in_json_and_csv(client, board):
     row = body["rows"][0]
     assert set(row) == {"id", "rank", "display_name", "dataset", "agent", "model", "effort", "sandbox", "b1", "b2",
                         "b3", "b4", "mean", "intervals", "instances_scored", "task_count", "published_at",
-                        "scored_at", "url"}
+                        "confirmed_attempts", "scored_at", "url"}
     assert row["intervals"]["b3"][0] <= row["b3"] <= row["intervals"]["b3"][1]
     text = client.get("/leaderboard/export.csv").content.decode()
     rows = list(csv.DictReader(io.StringIO(text)))
@@ -76,7 +76,8 @@ def test_filters_by_dataset_and_domain(client, board):
     whole = client.get("/api/v1/leaderboard").json()
     assert math["count"] == 2 and all(r["task_count"] == 2 and r["instances_scored"] == 8 for r in math["rows"])
     assert math["rows"][0]["b1"] != whole["rows"][0]["b1"]
-    assert client.get("/api/v1/leaderboard?domain=astronomy").json()["count"] == 0
+    unknown = client.get("/api/v1/leaderboard?domain=astronomy")  # no such domain in the catalog
+    assert unknown.status_code == 400 and unknown.json()["code"] == "unknown_domain"
     page = client.get("/leaderboard/?dataset=seed42&domain=math").content.decode()
     assert "Kimi K2" in page and "B3 across agents · math" in page
 

@@ -2,6 +2,7 @@
 
 import os
 import re
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,34 @@ def test_docker_compose_passes_only_variables_the_code_reads():
     assert web["DATABASE_URL"].startswith("postgres://")
     assert web["CELERY_BROKER_URL"].startswith("redis://")
     assert web["ASIBENCH_S3_BUCKET"]
+
+
+def deploy_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    # The browser fixture sets DJANGO_ALLOW_ASYNC_UNSAFE in this process; a deployment never has it.
+    overridden = {"SECRET_KEY", "DEBUG", "DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL",
+                  "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    clean = {k: v for k, v in os.environ.items() if k not in overridden and not k.startswith("ASIBENCH_S3")}
+    clean.update(ASIBENCH_VAR_DIR=str(tmp_path), SECRET_KEY=secrets.token_urlsafe(60), ALLOWED_HOSTS="portal.example",
+                 **env)
+    return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                          cwd=REPO, env=clean, capture_output=True, text=True)
+
+
+def test_production_behind_a_tls_proxy_passes_the_deploy_check(tmp_path):
+    result = deploy_check(tmp_path, DEBUG="0", BEHIND_TLS_PROXY="1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_the_deploy_check_still_catches_an_insecure_override(tmp_path):
+    result = deploy_check(tmp_path, DEBUG="0", BEHIND_TLS_PROXY="1", SESSION_COOKIE_SECURE="0")
+    assert result.returncode != 0
+    assert "security.W012" in result.stderr
+
+
+def test_docker_compose_defaults_are_production_safe():
+    web = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]["web"]["environment"]
+    assert web["DEBUG"] == "0"
+    for name in ("BEHIND_TLS_PROXY", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_SSL_REDIRECT"):
+        assert web[name].endswith(":-1}"), f"{name} must default to on in docker-compose: {web[name]}"
+    assert web["NUM_PROXIES"].endswith(":-1}")
