@@ -20,6 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 PACKAGES = ("portal", "scoring", "leaderboard", "proposals", "cli_client")
+RANK = {"top": 0, "lazy": 1, "typing": 2}
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -59,51 +60,52 @@ def _resolve(current: str, is_package: bool, node: ast.ImportFrom, modules: set[
     return submodules if len(submodules) == len(node.names) else [prefix, *submodules]
 
 
+def _module_edges(tree: ast.AST, current: str, is_package: bool, modules: set[str]) -> dict[str, str]:
+    """{imported module: kind} for one parsed module; kind is the strongest seen (top < lazy < typing)."""
+    found: dict[str, str] = {}
+
+    def visit(node: ast.AST, kind: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for stmt in child.body:
+                    visit_stmt(stmt, "typing")
+                for stmt in child.orelse:
+                    visit_stmt(stmt, kind)
+                continue
+            visit_stmt(child, kind)
+
+    def visit_stmt(node: ast.AST, kind: str) -> None:
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            targets = _resolve(current, is_package, node, modules)
+        for target in targets:
+            # Keep the longest known module the name refers to ("a.b.func" -> "a.b").
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            # A module always loads its parent packages first: not an edge worth drawing.
+            if target and target != current and not current.startswith(target + "."):
+                if target not in found or RANK[kind] < RANK[found[target]]:
+                    found[target] = kind
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and kind == "top":
+            kind = "lazy"
+        visit(node, kind)
+
+    visit(tree, "top")
+    return found
+
+
 def collect_edges(root: Path) -> tuple[set[str], dict[tuple[str, str], str]]:
-    """Return the known modules and {(importer, imported): kind}; kind is the strongest seen."""
+    """Return the known modules and {(importer, imported): kind}."""
     sources = iter_sources(root)
     modules = {module_name(root, path) for path in sources}
-    rank = {"top": 0, "lazy": 1, "typing": 2}
     edges: dict[tuple[str, str], str] = {}
-
     for path in sources:
         current = module_name(root, path)
-        is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(), filename=str(path))
-
-        def visit(node: ast.AST, kind: str) -> None:
-            for child in ast.iter_child_nodes(node):
-                child_kind = kind
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and kind == "top":
-                    child_kind = "lazy"
-                if isinstance(child, ast.If) and _is_type_checking(child.test):
-                    for stmt in child.body:
-                        visit_stmt(stmt, "typing")
-                    for stmt in child.orelse:
-                        visit_stmt(stmt, child_kind)
-                    continue
-                visit_stmt(child, child_kind)
-
-        def visit_stmt(node: ast.AST, kind: str) -> None:
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                targets = _resolve(current, is_package, node, modules)
-            for target in targets:
-                # Keep the longest known module the name refers to ("a.b.func" -> "a.b").
-                while target and target not in modules:
-                    target = target.rpartition(".")[0]
-                # A module always loads its parent packages first: not an edge worth drawing.
-                if target and target != current and not current.startswith(target + "."):
-                    key = (current, target)
-                    if key not in edges or rank[kind] < rank[edges[key]]:
-                        edges[key] = kind
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and kind == "top":
-                kind = "lazy"
-            visit(node, kind)
-
-        visit(tree, "top")
+        for target, kind in _module_edges(tree, current, path.name == "__init__.py", modules).items():
+            edges[(current, target)] = kind
     return modules, edges
 
 
@@ -172,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     for (source, target), by_kind in sorted(counts.items()):
         detail = " ".join(f"{k}={by_kind[k]}" for k in ("top", "lazy", "typing") if by_kind.get(k))
         print(f"{source} -> {target}: {detail}")
-    package_cycles = strongly_connected({package_of(m) for m in modules}, {(package_of(s), package_of(t)) for s, t in runtime if package_of(s) != package_of(t)})
+    package_edges = {(package_of(s), package_of(t)) for s, t in runtime if package_of(s) != package_of(t)}
+    package_cycles = strongly_connected({package_of(m) for m in modules}, package_edges)
     print("package cycles:", "; ".join(" <-> ".join(c) for c in package_cycles) or "none")
 
     print("\n== lazy (in-function) imports of our own modules")
