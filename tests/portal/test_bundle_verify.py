@@ -15,7 +15,7 @@ import pytest
 
 from cli_client.formats.bundle import build_bundle, files_index, write_archive
 from cli_client.formats.bundle_verify import BundleLimits, BundleRejected, VerifiedBundle, verify_bundle_stream
-from tests.cli.test_submit_bundle import LINUX_NS_SANDBOX, OS_SANDBOX, make_results, write_result
+from tests.results_tree import LINUX_NS_SANDBOX, OS_SANDBOX, make_results, write_result
 
 IID = "math.roots_demo__seed42"
 KNOWN = {IID, "math.other__seed42"}

@@ -27,6 +27,7 @@ import yaml
 
 from scoring.engine import anonymised_task_id, load_task, sample_params, score_instance
 
+pytestmark = pytest.mark.slow  # every task's generator and three solvers, as real subprocesses
 REPO = Path(__file__).resolve().parents[2]
 TASKS_DIR = REPO / "tasks"
 AGENTS_DIR = REPO / "examples" / "agents"
