@@ -6,7 +6,6 @@ file keeps its blob across syncs and revisions, and a blob is never rewritten in
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -27,16 +26,6 @@ class IncomingFile:
     handle: IO[bytes]
     size: int
     sha256: str
-
-
-def hash_handle(handle: IO[bytes]) -> tuple[str, int]:
-    handle.seek(0)
-    digest, size = hashlib.sha256(), 0
-    for chunk in iter(lambda: handle.read(1 << 20), b""):
-        digest.update(chunk)
-        size += len(chunk)
-    handle.seek(0)
-    return digest.hexdigest(), size
 
 
 def blob_prefix(proposal_id: object) -> str:

@@ -74,10 +74,6 @@ def review_queue() -> QuerySet[Proposal]:
     ).select_related("owner").order_by("status", "submitted_at")
 
 
-def file_map(proposal: Proposal) -> dict[str, str]:
-    return dict(proposal.files.values_list("path", "sha256"))
-
-
 def latest_revision(proposal: Proposal) -> Revision | None:
     return proposal.revisions.order_by("-number").first()
 

@@ -25,10 +25,6 @@ def task_public_get(task_id: str) -> Task:
     return task
 
 
-def domain_counts() -> list[dict[str, Any]]:
-    return list(task_public_list().values("domain").annotate(count=Count("id")).order_by("domain"))
-
-
 def dataset_get(name: str) -> Dataset:
     dataset = Dataset.objects.filter(name=name).first()
     if dataset is None:
@@ -81,10 +77,6 @@ def instance_get(dataset: Dataset, instance_id: str) -> Instance:
     if instance is None:
         raise NotFound(f"No instance {instance_id!r} in dataset {dataset.name}.")
     return instance
-
-
-def instance_ids_of(dataset_name: str) -> set[str]:
-    return set(Instance.objects.filter(dataset_id=dataset_name).values_list("instance_id", flat=True))
 
 
 def scoring_run_latest(submission_id: object) -> "ScoringRun | None":

@@ -58,20 +58,10 @@ def seed_number(instance_id: str) -> str | None:
     return match.group("number") if match else None
 
 
-def is_seed42(instance_id: str) -> bool:
-    return seed_number(instance_id) == OFFICIAL_SEED_NUMBER
-
-
 def task_id_of(instance_id: str) -> str | None:
     """`task_id` is the part of the instance id before the first `__`; None if there is no `__`."""
     task_id, sep, rest = instance_id.partition("__")
     return task_id if sep and task_id and rest else None
-
-
-def expected_base_name(instance_id: str, prompt_level: str, attempt: int) -> str:
-    """The result stem the runner writes: attempt 1 has no suffix, retries add `__attempt<N>`."""
-    base = f"{instance_id}__{prompt_level}"
-    return base if attempt == 1 else f"{base}__attempt{attempt}"
 
 
 def base_name_matches(base_name: str, instance_id: str, prompt_level: str, attempt: int) -> bool:
