@@ -33,9 +33,10 @@ from typing import Any
 import yaml
 
 from scoring.engine import TaskDefinitionError, load_task, static_validate
+from scoring.engine.cli import read_result_line, score_argv
+from scoring.engine.taskdef import PROMPT_LEVELS
 
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 SELFCHECK_SKIPPED_SCORERS = frozenset({"multimodal", "llm_judge", "agent_judge", "code_analysis"})
 # instance_meta.json keys that legitimately differ between two identical generations.
 VOLATILE_META_KEYS = ("generation_time_seconds", "generated_at", "timestamp")
@@ -335,19 +336,18 @@ def run_selfcheck(task: dict[str, Any], instance: Path, params: dict[str, Any], 
     task_copy = _selfcheck_task_copy(task, stripped, work / "task" / Path(task["_task_dir"]).name)
     params_file = work / "params.json"
     params_file.write_text(json.dumps(params), encoding="utf-8")
-    argv = [sys.executable, "-m", "scoring.engine", "score", "--task-dir", str(task_copy), "--pred-dir", str(pred),
-            "--ref-dir", str(instance / "reference"), "--params", f"@{params_file}"]
+    argv = score_argv([sys.executable], task_dir=task_copy, pred_dir=pred, ref_dir=instance / "reference",
+                      params=f"@{params_file}")
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=work,
                               env=_subprocess_env(), check=False)
     except subprocess.TimeoutExpired:
         return Check("gt_selfcheck", False, f"scoring did not finish within {timeout:g} s", details)
-    lines = done.stdout.strip().splitlines()
     try:
-        result = json.loads(lines[-1]) if lines else None
+        result = read_result_line(done.stdout)
     except ValueError:
         result = None
-    if done.returncode != 0 or not isinstance(result, dict):
+    if done.returncode != 0 or result is None:
         return Check("gt_selfcheck", False, f"scorer process failed ({done.returncode})",
                      [*details, _tail(done.stderr)])
     final, maximum = result.get("final_score"), float(result.get("max_score") or 0.0)

@@ -7,12 +7,9 @@ board cache and e-mails the owner.
 
 import hashlib
 import json
-import logging
 from collections import Counter, defaultdict
 from typing import Any
 
-from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -23,11 +20,13 @@ from leaderboard.selectors import board_cache_invalidate
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from portal.mail import mail_send
 from portal.submissions.models import Submission, SubmissionEntry
+from portal.urls_helpers import public_url
+from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, InstanceScore, ScoringRun
 from scoring.selectors import scoring_run_latest
 
-logger = logging.getLogger(__name__)
 MAX_NAME = 120
 
 
@@ -305,15 +304,10 @@ def integrity_flags_compute_for_run(scoring_run_id: int) -> None:
 
 # --- owner e-mails ------------------------------------------------------------------------------
 
-def _run_url(submission: Submission) -> str:
-    path = f"/submit/submissions/{submission.id}"
-    return settings.PUBLIC_BASE_URL.rstrip("/") + path if settings.PUBLIC_BASE_URL else path
-
-
 def _levels_line(aggregate: dict[str, Any]) -> str:
     levels = aggregate.get("levels") or {}
     parts = [f"{lv.upper()} {levels[lv]:.1f}" if levels.get(lv) is not None else f"{lv.upper()} —"
-             for lv in ("b1", "b2", "b3", "b4")]
+             for lv in PROMPT_LEVELS]
     overall = aggregate.get("overall")
     return " · ".join(parts) + (f" · overall {overall:.1f}" if overall is not None else "")
 
@@ -346,13 +340,8 @@ def owner_notify(*, submission_id: Any, kind: str) -> bool:
                 f"Reason: {review.reason if review else ''}")
     else:
         raise ValueError(f"unknown notification {kind!r}")
-    body += f"\n\nYour run: {_run_url(submission)}\n"
-    try:
-        send_mail(subject, body, None, [submission.owner.email])
-    except Exception:  # a mail server outage must not undo a decision or a scoring
-        logger.exception("could not e-mail %s about run %s (%s)", submission.owner.email, submission.id, kind)
-        return False
-    return True
+    body += f"\n\nYour run: {public_url(f'/submit/submissions/{submission.id}')}\n"
+    return mail_send(to=submission.owner.email, subject=subject, body=body)
 
 
 def owner_notify_scored(scoring_run_id: int) -> None:

@@ -5,11 +5,9 @@ existence is not advertised, and the services check the role again.
 """
 
 from collections.abc import Callable
-from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
-from django.contrib import messages
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -21,8 +19,8 @@ from django.views.decorators.http import require_POST
 from leaderboard import charts, selectors, services
 from leaderboard.exports import rows_csv
 from leaderboard.figures import COLUMNS, LEVELS
-from portal.accounts.selectors import user_is_maintainer
-from portal.errors import NotFound, PortalError
+from portal.errors import NotFound
+from portal.pages import act_and_redirect, maintainer_only, not_found_page
 
 PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
@@ -31,16 +29,12 @@ _COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), ("agent", "Agent"), ("model
                   ("instances", "Instances"), ("date", "Published")]
 
 
-def _not_found(request: HttpRequest, message: str) -> HttpResponse:
-    return render(request, "portal/error.html", {"message": message}, status=404)
-
-
 def board(request: HttpRequest) -> HttpResponse:
     datasets = selectors.dataset_choices()
     try:
         query = selectors.board_query_from(request.GET, datasets)
     except NotFound as exc:
-        return _not_found(request, exc.detail)
+        return not_found_page(request, exc)
     base = {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {})}
     # The table and charts are the same for every visitor: cached as HTML until the next publish.
     page_no = (request.GET.get("page") or "1")[:8]
@@ -104,22 +98,12 @@ def entry_detail(request: HttpRequest, entry_id: int) -> HttpResponse:
     try:
         entry = selectors.entry_public_get(entry_id)
     except NotFound as exc:
-        return _not_found(request, exc.detail)
+        return not_found_page(request, exc)
     return render(request, "leaderboard/entry_detail.html", {**selectors.entry_public_detail(entry),
                                                              "levels": LEVELS})
 
 
 # --- review (maintainers) -----------------------------------------------------------------------
-
-def maintainer_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not user_is_maintainer(request.user):
-            return _not_found(request, "Page not found.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
-
 
 @maintainer_only
 def review_queue(request: HttpRequest) -> HttpResponse:
@@ -138,7 +122,7 @@ def review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
     try:
         submission = selectors.review_get(submission_id)
     except NotFound as exc:
-        return _not_found(request, exc.detail)
+        return not_found_page(request, exc)
     context = selectors.review_detail(submission)
     context["suggested_name"] = (context["review"].display_name if context["review"] and
                                  context["review"].display_name else
@@ -148,15 +132,8 @@ def review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
 
 def _act(request: HttpRequest, submission_id: str, action: Callable[..., Any], done: str,
          **fields: Any) -> HttpResponse:
-    try:
-        action(submission_id=submission_id, actor=request.user, **fields)
-    except NotFound as exc:
-        return _not_found(request, exc.detail)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, done)
-    return redirect("review-detail", submission_id=submission_id)
+    return act_and_redirect(request, lambda: action(submission_id=submission_id, actor=request.user, **fields),
+                            then=lambda: redirect("review-detail", submission_id=submission_id), success=done)
 
 
 @maintainer_only

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from portal.urls_helpers import absolute_url
+from portal.urls_helpers import public_url
 from proposals import selectors, services
 from proposals.models import Proposal
 from proposals.uploads import parsed_task_files
@@ -21,7 +21,7 @@ def proposal_summary(request: Request, proposal: Proposal) -> dict[str, Any]:
         "id": str(proposal.id),
         "status": proposal.status,
         "task_id": proposal.task_id,
-        "url": absolute_url(request, f"/submit/proposals/{proposal.id}"),  # type: ignore[arg-type]
+        "url": public_url(f"/submit/proposals/{proposal.id}", request),  # type: ignore[arg-type]
     }
 
 

@@ -15,7 +15,8 @@ import yaml
 from django.core.files import File
 from django.core.files.storage import default_storage
 
-from cli_client.formats.task_files import MULTI_TURN_AGENTS, PROMPT_LEVELS, SUBMISSION_FILE
+from cli_client.formats.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
+from scoring.engine.taskdef import PROMPT_LEVELS
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from cli_client.formats.digests import sha256_bytes
-from cli_client.formats.task_files import PROMPT_LEVELS
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
+from portal.pages import act_and_redirect, maintainer_only, not_found_page
 from proposals import forms, rendering, selectors, services
 from proposals.files import IncomingFile, blob_read
 from proposals.models import Proposal
+from scoring.engine.taskdef import PROMPT_LEVELS
 
 STEP_FORMS = {
     "identity": forms.IdentityForm,
@@ -29,10 +30,6 @@ STEP_FORMS = {
     "files": forms.FilesForm,
     "testing": forms.TestingForm,
 }
-
-
-def _not_found(request: HttpRequest, exc: NotFound) -> HttpResponse:
-    return render(request, "portal/error.html", {"message": exc.detail}, status=404)
 
 
 def _text_file(name: str, text: str) -> IncomingFile:
@@ -127,7 +124,7 @@ def proposal_step(request: HttpRequest, proposal_id: str, step: str) -> HttpResp
         if step not in STEP_FORMS:
             raise NotFound(f"There is no step {step!r}.")
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     form_class = STEP_FORMS[step]
     if request.method == "POST":
         form = form_class(request.POST, request.FILES)
@@ -154,15 +151,10 @@ def proposal_step(request: HttpRequest, proposal_id: str, step: str) -> HttpResp
 @login_required
 @require_POST
 def proposal_file_delete(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    try:
-        services.proposal_file_delete(user=request.user, proposal_id=proposal_id, path=request.POST.get("path", ""))
-    except NotFound as exc:
-        return _not_found(request, exc)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, f"Deleted {request.POST.get('path')}.")
-    return redirect("proposal-step", proposal_id=proposal_id, step="files")
+    path = request.POST.get("path", "")
+    return act_and_redirect(
+        request, lambda: services.proposal_file_delete(user=request.user, proposal_id=proposal_id, path=path),
+        then=lambda: redirect("proposal-step", proposal_id=proposal_id, step="files"), success=f"Deleted {path}.")
 
 
 @login_required
@@ -178,7 +170,7 @@ def proposal_detail(request: HttpRequest, proposal_id: str) -> HttpResponse:
     try:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     files = list(proposal.files.all())
     latest = selectors.latest_revision(proposal)
     frozen_as_is = bool(latest and proposal.status == Proposal.Status.SUBMITTED and latest.content_hash
@@ -201,54 +193,37 @@ def proposal_detail(request: HttpRequest, proposal_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def proposal_submit(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    try:
-        revision = services.proposal_submit(user=request.user, proposal_id=proposal_id)
-    except NotFound as exc:
-        return _not_found(request, exc)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, f"Revision {revision.number} is frozen and submitted for review.")
-    return redirect("proposal-detail", proposal_id=proposal_id)
+    return act_and_redirect(
+        request, lambda: services.proposal_submit(user=request.user, proposal_id=proposal_id),
+        then=lambda: redirect("proposal-detail", proposal_id=proposal_id),
+        success=lambda revision: f"Revision {revision.number} is frozen and submitted for review.")
 
 
 @login_required
 @require_POST
 def proposal_comment(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    try:
-        services.proposal_comment(user=request.user, proposal_id=proposal_id, text=request.POST.get("text", ""))
-    except NotFound as exc:
-        return _not_found(request, exc)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    back = request.POST.get("next")
-    if back == "review":
-        return redirect("proposal-review", proposal_id=proposal_id)
-    return redirect("proposal-detail", proposal_id=proposal_id)
+    back = "proposal-review" if request.POST.get("next") == "review" else "proposal-detail"
+    return act_and_redirect(
+        request,
+        lambda: services.proposal_comment(user=request.user, proposal_id=proposal_id,
+                                          text=request.POST.get("text", "")),
+        then=lambda: redirect(back, proposal_id=proposal_id))
 
 
 # ------------------------------------------------------------------ maintainers
-def _maintainer_only(request: HttpRequest) -> HttpResponse | None:
-    if not user_is_maintainer(request.user):
-        return render(request, "portal/error.html", {"message": "Only maintainers review proposals."}, status=403)
-    return None
-
-
 @login_required
+@maintainer_only
 def review_queue(request: HttpRequest) -> HttpResponse:
-    if (denied := _maintainer_only(request)) is not None:
-        return denied
     return render(request, "proposals/queue.html", {"proposals": selectors.review_queue()})
 
 
 @login_required
+@maintainer_only
 def review_page(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    if (denied := _maintainer_only(request)) is not None:
-        return denied
     try:
         proposal = selectors.proposal_get_for_review(user=request.user, proposal_id=proposal_id)
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     revisions = list(proposal.revisions.order_by("number"))
     wanted = request.GET.get("revision")
     revision = next((r for r in revisions if str(r.number) == wanted), revisions[-1] if revisions else None)
@@ -272,30 +247,25 @@ def review_page(request: HttpRequest, proposal_id: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@maintainer_only
 def review_decide(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    if (denied := _maintainer_only(request)) is not None:
-        return denied
     form = forms.DecisionForm(request.POST)
-    try:
+
+    def decide() -> object:
         if not form.is_valid():
             raise PortalError("Choose a decision and give a reason.", code="invalid")
-        services.proposal_decide(maintainer=request.user, proposal_id=proposal_id,
-                                 revision_number=form.cleaned_data["revision"],
-                                 decision=form.cleaned_data["decision"], reason=form.cleaned_data["reason"])
-    except NotFound as exc:
-        return _not_found(request, exc)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, "Decision recorded; the author was notified by email.")
-    return redirect("proposal-review", proposal_id=proposal_id)
+        return services.proposal_decide(maintainer=request.user, proposal_id=proposal_id,
+                                        revision_number=form.cleaned_data["revision"],
+                                        decision=form.cleaned_data["decision"], reason=form.cleaned_data["reason"])
+
+    return act_and_redirect(request, decide, then=lambda: redirect("proposal-review", proposal_id=proposal_id),
+                            success="Decision recorded; the author was notified by email.")
 
 
 @login_required
 @require_POST
+@maintainer_only
 def review_publish(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    if (denied := _maintainer_only(request)) is not None:
-        return denied
     form = forms.PublishForm(request.POST)
     try:
         if not form.is_valid():
@@ -304,7 +274,7 @@ def review_publish(request: HttpRequest, proposal_id: str) -> HttpResponse:
                                             dataset_names=form.cleaned_data["datasets"],
                                             status=form.cleaned_data["status"])
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     except PortalError as exc:
         messages.error(request, exc.detail)
     else:

@@ -24,6 +24,7 @@ from django.utils import timezone
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.aggregation import ScoredResult, aggregate
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
+from scoring.engine.cli import read_result_line, score_argv
 from scoring.models import InstanceScore, ScoringRun
 from scoring.sandbox import Limits, SandboxBackend, python_runtime_env
 from scoring.selectors import scoring_run_latest
@@ -103,11 +104,8 @@ def _extract_data(entry: SubmissionEntry, dest: Path) -> Path:
 
 
 def _engine_argv(backend: SandboxBackend, task_dir: Path, pred: Path, ref: Path, params: dict, level: str) -> list[str]:
-    return [
-        *backend.python_command(), "-m", "scoring.engine", "score",
-        "--task-dir", str(task_dir), "--pred-dir", str(pred), "--ref-dir", str(ref),
-        "--params", json.dumps(params, sort_keys=True), "--prompt-level", level,
-    ]
+    return score_argv(backend.python_command(), task_dir=task_dir, pred_dir=pred, ref_dir=ref,
+                      params=json.dumps(params, sort_keys=True), prompt_level=level)
 
 
 def scoring_limits() -> Limits:
@@ -128,13 +126,10 @@ def _zero(reason: str) -> dict[str, Any]:
 
 
 def _interpret(stdout: str) -> dict[str, Any]:
-    lines = [line for line in stdout.strip().splitlines() if line.strip()]
-    if not lines:
-        return _zero("the scorer printed no result")
     try:
-        result = json.loads(lines[-1])
-    except ValueError:
-        return _zero("the scorer's last line was not a JSON result")
+        result = read_result_line(stdout)
+    except ValueError as exc:
+        return _zero(str(exc))
     if result.get("evaluation_status") != "completed" or result.get("final_score") is None:
         kind = result.get("failure_kind") or "evaluation_invalid"
         return {**_zero(f"scoring could not complete ({kind}): {result.get('error') or ''}".strip()), "result": result}

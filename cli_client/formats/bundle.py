@@ -33,7 +33,6 @@ OFFICIAL_SEED_NUMBER = "42"
 OFFICIAL_SEED = f"seed{OFFICIAL_SEED_NUMBER}"
 SEED42_REPO = "Apexintelligence-AI/ASI-Bench-seed42"
 SEED42_REPO_NAMES = frozenset({OFFICIAL_SEED, SEED42_REPO})
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 
 SEED_SUFFIX_RE = re.compile(r"(?:^|_)seed(?P<number>[0-9]+)$")
 _ATTEMPT_SUFFIX_RE = re.compile(r"__attempt(?P<n>[0-9]+)$")

@@ -74,7 +74,6 @@ from cli_client.formats.bundle import (
     INSTANCES_DIR,
     MANIFEST_NAME,
     OUTPUTS_DIR,
-    PROMPT_LEVELS,
     RESULT_NAME,
     RUN_METADATA_NAME,
     SUBMISSION_SCHEMA_VERSION,
@@ -84,6 +83,7 @@ from cli_client.formats.bundle import (
     seed_number,
     task_id_of,
 )
+from scoring.engine.taskdef import PROMPT_LEVELS
 
 MiB = 1 << 20
 _READ_CHUNK = 1 * MiB

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from portal.accounts import services
 from portal.accounts.selectors import user_public_profile
-from portal.urls_helpers import absolute_url
+from portal.urls_helpers import public_url
 
 
 class DeviceCodeThrottle(AnonRateThrottle):
@@ -56,7 +56,7 @@ class DeviceCodeApi(APIView):
         data = self.InputSerializer(data=request.data if isinstance(request.data, dict) else {})
         data.is_valid(raise_exception=True)
         started = services.device_grant_start(**data.validated_data)
-        verification_uri = absolute_url(request, "/submit/activate")
+        verification_uri = public_url("/submit/activate", request)
         return Response(
             {
                 "device_code": started.device_code,

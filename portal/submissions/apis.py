@@ -5,7 +5,7 @@ from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from portal.submissions import services
-from portal.urls_helpers import absolute_url
+from portal.urls_helpers import public_url
 
 
 class UploadThrottle(UserRateThrottle):
@@ -20,7 +20,7 @@ def intake_response_body(request: object, result: services.IntakeResult) -> dict
         "integrity_ok": submission.integrity_ok,
         "incomplete_instances": list(submission.incomplete_instances),
         "message": services.intake_message(submission, result.created),
-        "confirm_url": absolute_url(request, f"/submit/submissions/{submission.id}"),  # type: ignore[arg-type]
+        "confirm_url": public_url(f"/submit/submissions/{submission.id}", request),  # type: ignore[arg-type]
         "created": result.created,
     }
 

@@ -5,8 +5,7 @@ from django.db.models import QuerySet
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.models import Submission
-
-LEVELS = ("b1", "b2", "b3", "b4")
+from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
 
 
 def submission_list_for_owner(user: User) -> QuerySet[Submission]:

@@ -26,11 +26,11 @@ from cli_client.formats.bundle_verify import (
 from portal.accounts.models import User
 from portal.errors import NotFound, PayloadTooLarge, PortalError, ValidationFailed
 from portal.submissions.models import Submission, SubmissionEntry
+from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, Instance, Task
 
 logger = logging.getLogger(__name__)
 OFFICIAL_DATASET = "seed42"
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 
 
 class BundleRefused(PortalError):

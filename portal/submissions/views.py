@@ -1,3 +1,5 @@
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -5,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from portal.errors import NotFound, PortalError
+from portal.pages import act_and_redirect, not_found_page
 from portal.submissions import selectors, services
 
 
@@ -40,7 +43,7 @@ def submission_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
     try:
         submission = services.submission_get_for(user=request.user, submission_id=submission_id)
     except NotFound as exc:
-        return render(request, "portal/error.html", {"message": exc.detail}, status=404)
+        return not_found_page(request, exc)
     context = selectors.submission_report_context(submission, viewer=request.user)
     return render(request, "submissions/detail.html", context)
 
@@ -57,13 +60,6 @@ def submission_withdraw(request: HttpRequest, submission_id: str) -> HttpRespons
     return _act(request, submission_id, services.submission_withdraw, "Draft withdrawn; its bundle was deleted.")
 
 
-def _act(request: HttpRequest, submission_id: str, action, success: str) -> HttpResponse:  # type: ignore[no-untyped-def]
-    try:
-        action(user=request.user, submission_id=submission_id)
-    except NotFound as exc:
-        return render(request, "portal/error.html", {"message": exc.detail}, status=404)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, success)
-    return redirect("submission-detail", submission_id=submission_id)
+def _act(request: HttpRequest, submission_id: str, action: Callable[..., object], success: str) -> HttpResponse:
+    return act_and_redirect(request, lambda: action(user=request.user, submission_id=submission_id),
+                            then=lambda: redirect("submission-detail", submission_id=submission_id), success=success)

@@ -18,6 +18,7 @@ from .report import build_local_report
 from .scoring import score_instance
 from .staging import stage_prediction_dir
 from .taskdef import (
+    PROMPT_LEVELS,
     anonymised_task_id,
     declared_outputs,
     instance_id_for_params,
@@ -32,6 +33,7 @@ from .validate import static_validate
 from .version import ENGINE_VERSION
 
 __all__ = [
+    "PROMPT_LEVELS",
     "ENGINE_VERSION",
     "EngineError",
     "EvaluationConfigError",

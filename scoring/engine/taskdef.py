@@ -19,6 +19,7 @@ __all__ = [
     "declared_outputs",
     "instance_id_for_params",
     "instance_id_for_seed",
+    "PROMPT_LEVELS",
     "load_task",
     "merge_task_eval",
     "public_task_eval",
@@ -33,6 +34,9 @@ LEGACY_FILE = "task.yaml"
 META_FILE = "task_meta.yaml"
 EVAL_FILE = "task_eval.yaml"
 SEED_MAX = 2**31 - 1
+# The prompt levels every task defines, from the most guidance (b1) to the least (b4): the one
+# definition the CLI, the Portal and the leaderboard all import.
+PROMPT_LEVELS: tuple[str, ...] = ("b1", "b2", "b3", "b4")
 
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
