@@ -6,8 +6,9 @@ page costs a fixed handful of queries however many rows the board has.
 """
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.cache import cache
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
@@ -25,8 +26,13 @@ SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "i
 # What a public row carries, for pages, JSON and CSV alike.
 ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort", "sandbox", *COLUMNS,
               "intervals", "instances_scored", "task_count", "published_at", "scored_at")
+# Columns read naturally A→Z / 1→n; every other column starts with the best (highest) first.
+ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox"})
 _BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
                "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at")
+
+
+T = TypeVar("T")
 
 
 def board_generation() -> str:
@@ -48,6 +54,28 @@ class BoardQuery:
     domain: str | None = None
     sort: str = "mean"
     descending: bool = True
+
+
+def board_cached(part: str, query: "BoardQuery", build: Callable[[], T], *, per_sort: bool = True,
+                 extra: tuple[str, ...] = ()) -> T:
+    """The one caching policy for everything drawn from the board (rows, page HTML, charts, JSON).
+
+    Keyed by the board generation, so a publish or unpublish retires every entry at once; `per_sort`
+    says whether the sort order changes what `build` returns.
+    """
+    key = f"leaderboard:{part}:{board_generation()}:{query.dataset}:{query.domain or '*'}"
+    if per_sort:
+        key += f":{query.sort}:{int(query.descending)}"
+    key += "".join(f":{value}" for value in extra)
+    value = cache.get(key)
+    if value is None:
+        value = build()
+        cache.set(key, value, CACHE_SECONDS)
+    return value
+
+
+def default_direction(sort: str) -> str:
+    return "asc" if sort in ASCENDING_FIRST else "desc"
 
 
 def dataset_choices() -> list[Dataset]:
@@ -72,19 +100,14 @@ def board_query_from(params: Any, datasets: list[Dataset]) -> BoardQuery:
     sort = params.get("sort") or "mean"
     if sort not in SORT_KEYS:
         sort = "mean"
-    direction = params.get("dir") or ("asc" if sort in {"rank", "name", "agent", "model", "effort", "sandbox"}
-                                      else "desc")
+    direction = params.get("dir") or default_direction(sort)
     return BoardQuery(dataset=dataset, domain=(params.get("domain") or "").strip() or None, sort=sort,
                       descending=direction != "asc")
 
 
 def board_rows(query: BoardQuery) -> list[dict[str, Any]]:
     """The board for a dataset (and domain), sorted. One query on a cold cache, none when warm."""
-    key = f"leaderboard:rows:{board_generation()}:{query.dataset}:{query.domain or '*'}"
-    rows = cache.get(key)
-    if rows is None:
-        rows = _rows_uncached(query.dataset, query.domain)
-        cache.set(key, rows, CACHE_SECONDS)
+    rows = board_cached("rows", query, lambda: _rows_uncached(query.dataset, query.domain), per_sort=False)
     return sort_rows(rows, query.sort, query.descending)
 
 

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -38,12 +37,7 @@ def board(request: HttpRequest) -> HttpResponse:
     base = {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {})}
     # The table and charts are the same for every visitor: cached as HTML until the next publish.
     page_no = (request.GET.get("page") or "1")[:8]
-    key = (f"leaderboard:html:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}:"
-           f"{query.sort}:{int(query.descending)}:{page_no}")
-    body = cache.get(key)
-    if body is None:
-        body = _board_body(query, base, page_no)
-        cache.set(key, body, selectors.CACHE_SECONDS)
+    body = selectors.board_cached("html", query, lambda: _board_body(query, base, page_no), extra=(page_no,))
     return render(request, "leaderboard/board.html", {
         "query": query, "datasets": datasets, "domains": selectors.domain_choices(), "body": mark_safe(body),
         "csv_url": "/leaderboard/export.csv?" + urlencode(base),
@@ -57,8 +51,7 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: str)
     headers = []
     for key, title in _COLUMN_TITLES:
         active = key == query.sort
-        flip = "asc" if active and query.descending else "desc" if active else (
-            "asc" if key in {"rank", "name", "agent", "model", "effort", "sandbox"} else "desc")
+        flip = ("asc" if query.descending else "desc") if active else selectors.default_direction(key)
         headers.append({"key": key, "title": title, "active": active, "numeric": key in COLUMNS or key in
                         {"rank", "instances"}, "arrow": ("▼" if query.descending else "▲") if active else "",
                         "url": "?" + urlencode({**base, "sort": key, "dir": flip})})
@@ -69,18 +62,15 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: str)
     })
 
 
-def _charts(query: selectors.BoardQuery, rows: list[dict[str, Any]]) -> dict[str, str]:
-    key = f"leaderboard:charts:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}"
-    drawn = cache.get(key)
-    if drawn is None:
+def _charts(query: selectors.BoardQuery, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def draw() -> dict[str, Any]:
         data = selectors.board_charts_data(rows)
         scope = f" · {query.domain}" if query.domain else ""
-        drawn = {"b3": charts.b3_bars(data["b3"], title=f"B3 across agents{scope}"),
-                 "profile": charts.level_profile(data["profile"], data["average"],
-                                                 title=f"Scores from B1 to B4{scope}"),
-                 "shown_b3": len(data["b3"]), "shown_profile": len(data["profile"])}
-        cache.set(key, drawn, selectors.CACHE_SECONDS)
-    return drawn
+        return {"b3": charts.b3_bars(data["b3"], title=f"B3 across agents{scope}"),
+                "profile": charts.level_profile(data["profile"], data["average"], title=f"Scores from B1 to B4{scope}"),
+                "shown_b3": len(data["b3"]), "shown_profile": len(data["profile"])}
+
+    return selectors.board_cached("charts", query, draw, per_sort=False)
 
 
 def board_csv(request: HttpRequest) -> HttpResponse:
