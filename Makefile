@@ -38,6 +38,7 @@ services:
 
 lint: test-deps
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 ## make test: PostgreSQL + Redis on 127.0.0.1, real Celery worker, bubblewrap, headless Chromium.
 test: system-deps test-deps services lint

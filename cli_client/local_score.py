@@ -98,7 +98,7 @@ def prepare_jobs(results_dir: Path, instances_dir: Path, tasks_dir: Path) -> lis
             raise CliError(f"Public seed31415 reference directory is missing or empty: {reference}. "
                            "Re-run `asibench task pull --repo seed31415`.")
         outputs: Path | None = path.parent / f"{path.stem}.outputs"
-        if not outputs.is_dir():
+        if outputs is not None and not outputs.is_dir():
             if not recorded_no_outputs(result):
                 raise CliError(f"Persisted output directory not found for {path.name}: {outputs}")
             outputs = None

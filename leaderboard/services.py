@@ -111,9 +111,10 @@ def _refresh_current(dataset_id: str, agent: str, model: str, effort: str, sandb
     same = LeaderboardEntry.objects.filter(dataset_id=dataset_id, agent=agent, model=model, effort=effort,
                                            sandbox=sandbox)
     newest = same.order_by("-published_at", "-id").values_list("id", flat=True).first()
+    if newest is None:
+        return  # no published run of this configuration is left
     same.exclude(id=newest).filter(is_current=True).update(is_current=False)
-    if newest is not None:
-        same.filter(id=newest, is_current=False).update(is_current=True)
+    same.filter(id=newest, is_current=False).update(is_current=True)
 
 
 def review_publish(*, submission_id: Any, actor: User, display_name: str) -> LeaderboardEntry:
@@ -210,7 +211,7 @@ def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Subm
         if submission.status not in (Submission.Status.SCORED, Submission.Status.FAILED):
             raise Conflict(f"Only scored or failed runs can be rescored; this run is {submission.status}.",
                            code="not_scored")
-        submission = submission_rescore(submission_id=submission.id, requested_by=actor)
+        submission = submission_rescore(submission_id=str(submission.id), requested_by=actor)
         if not LeaderboardEntry.objects.filter(submission=submission).exists():
             _decide(submission, actor, RunReview.State.RESCORING, reason="")
         _log(submission, actor, ReviewAction.Kind.RESCORE, reason=(reason or "").strip(),

@@ -13,10 +13,17 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
 
 T = TypeVar("T")
+
+
+class AuthedRequest(HttpRequest):
+    """The request a `login_required` view receives: its user is signed in, never AnonymousUser."""
+
+    user: User
 
 
 def error_page(request: HttpRequest, message: str, status: int = 404) -> HttpResponse:

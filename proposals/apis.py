@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from portal.accounts.authentication import AuthedApiRequest
 from portal.urls_helpers import public_url
 from proposals import selectors, services
 from proposals.models import Proposal
@@ -21,7 +22,7 @@ def proposal_summary(request: Request, proposal: Proposal) -> dict[str, Any]:
         "id": str(proposal.id),
         "status": proposal.status,
         "task_id": proposal.task_id,
-        "url": public_url(f"/submit/proposals/{proposal.id}", request),  # type: ignore[arg-type]
+        "url": public_url(f"/submit/proposals/{proposal.id}", request),
     }
 
 
@@ -41,7 +42,7 @@ class CliSubmitApi(APIView):
         prefilled = serializers.JSONField(required=False, default=dict)
 
     @extend_schema(request=InputSerializer, responses={201: dict, 200: dict})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthedApiRequest) -> Response:
         data = self.InputSerializer(data=request.data if isinstance(request.data, dict) else {})
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -56,7 +57,7 @@ class CliSubmitApi(APIView):
 class ProposalFileSnapshotApi(APIView):
     """T2/T4: the snapshot token and every file's name and sha256."""
 
-    def get(self, request: Request, proposal_id: str) -> Response:
+    def get(self, request: AuthedApiRequest, proposal_id: str) -> Response:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         return Response({"snapshot": proposal.snapshot, "files": file_list(proposal)})
 
@@ -66,7 +67,7 @@ class ProposalFilesApi(APIView):
 
     parser_classes: list = []
 
-    def put(self, request: Request, proposal_id: str) -> Response:
+    def put(self, request: AuthedApiRequest, proposal_id: str) -> Response:
         # Refuse a foreign or unknown draft before reading a possibly large body.
         selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         force = request.query_params.get("force", "false").strip().lower() == "true"
@@ -82,7 +83,7 @@ class ProposalFilesApi(APIView):
 class ProposalDetailApi(APIView):
     """T5: status and completeness of the Draft."""
 
-    def get(self, request: Request, proposal_id: str) -> Response:
+    def get(self, request: AuthedApiRequest, proposal_id: str) -> Response:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         state = selectors.completeness(proposal)
         latest = selectors.latest_revision(proposal)

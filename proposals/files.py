@@ -16,7 +16,7 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 
 from cli_client.formats.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
-from scoring.engine.taskdef import PROMPT_LEVELS
+from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def imported_fields(files: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, 
         put("name", _text(meta.get("name"))[:200], source_name)
         put("domain", _text(meta.get("domain"))[:50], source_name)
         put("subdomain", _text(meta.get("subdomain"))[:200], source_name)
-        source = meta.get("source") if isinstance(meta.get("source"), dict) else {}
+        source = mapping_at(meta, "source")
         put("source_paper", _text(source.get("paper"))[:500], source_name)
         put("source_repo", _text(source.get("repo"))[:500], source_name)
         put("inputs", _describe_files(meta.get("input")), source_name)

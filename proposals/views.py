@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from cli_client.formats.digests import sha256_bytes
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
-from portal.pages import act_and_redirect, maintainer_only, not_found_page
+from portal.pages import AuthedRequest, act_and_redirect, maintainer_only, not_found_page
 from proposals import forms, rendering, selectors, services
 from proposals.files import IncomingFile, blob_read
 from proposals.models import Proposal
@@ -60,7 +60,7 @@ def _initial(proposal: Proposal | None, step: str) -> dict[str, Any]:
     return {name: getattr(proposal, name) for name in STEP_FORMS[step].base_fields}
 
 
-def _save_step(request: HttpRequest, proposal: Proposal, step: str, data: dict[str, Any]) -> None:
+def _save_step(request: AuthedRequest, proposal: Proposal, step: str, data: dict[str, Any]) -> None:
     user = request.user
     if step == "prompts":
         services.proposal_file_write(user=user, proposal_id=proposal.id, files=[
@@ -78,7 +78,7 @@ def _save_step(request: HttpRequest, proposal: Proposal, step: str, data: dict[s
         incoming = []
         for upload in uploads:
             content = upload.read()
-            name = f"{folder}/{upload.name}" if folder else upload.name
+            name = f"{folder}/{upload.name}" if folder else upload.name or ""
             incoming.append(IncomingFile(name, io.BytesIO(content), len(content), sha256_bytes(content)))
         services.proposal_file_write(user=user, proposal_id=proposal.id, files=incoming)
     else:
@@ -102,7 +102,7 @@ def _step_context(proposal: Proposal | None, step: str, form: Any) -> dict[str, 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def proposal_new(request: HttpRequest) -> HttpResponse:
+def proposal_new(request: AuthedRequest) -> HttpResponse:
     form = forms.IdentityForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -118,7 +118,7 @@ def proposal_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def proposal_step(request: HttpRequest, proposal_id: str, step: str) -> HttpResponse:
+def proposal_step(request: AuthedRequest, proposal_id: str, step: str) -> HttpResponse:
     try:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         if step not in STEP_FORMS:
@@ -150,7 +150,7 @@ def proposal_step(request: HttpRequest, proposal_id: str, step: str) -> HttpResp
 
 @login_required
 @require_POST
-def proposal_file_delete(request: HttpRequest, proposal_id: str) -> HttpResponse:
+def proposal_file_delete(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     path = request.POST.get("path", "")
     return act_and_redirect(
         request, lambda: services.proposal_file_delete(user=request.user, proposal_id=proposal_id, path=path),
@@ -158,7 +158,7 @@ def proposal_file_delete(request: HttpRequest, proposal_id: str) -> HttpResponse
 
 
 @login_required
-def proposal_list(request: HttpRequest) -> HttpResponse:
+def proposal_list(request: AuthedRequest) -> HttpResponse:
     return render(request, "proposals/list.html", {
         "proposals": selectors.proposal_list_for_owner(request.user),
         "is_maintainer": user_is_maintainer(request.user),
@@ -166,7 +166,7 @@ def proposal_list(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def proposal_detail(request: HttpRequest, proposal_id: str) -> HttpResponse:
+def proposal_detail(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     try:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
     except NotFound as exc:
@@ -192,7 +192,7 @@ def proposal_detail(request: HttpRequest, proposal_id: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def proposal_submit(request: HttpRequest, proposal_id: str) -> HttpResponse:
+def proposal_submit(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     return act_and_redirect(
         request, lambda: services.proposal_submit(user=request.user, proposal_id=proposal_id),
         then=lambda: redirect("proposal-detail", proposal_id=proposal_id),
@@ -201,7 +201,7 @@ def proposal_submit(request: HttpRequest, proposal_id: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def proposal_comment(request: HttpRequest, proposal_id: str) -> HttpResponse:
+def proposal_comment(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     back = "proposal-review" if request.POST.get("next") == "review" else "proposal-detail"
     return act_and_redirect(
         request,
@@ -219,7 +219,7 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @maintainer_only
-def review_page(request: HttpRequest, proposal_id: str) -> HttpResponse:
+def review_page(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     try:
         proposal = selectors.proposal_get_for_review(user=request.user, proposal_id=proposal_id)
     except NotFound as exc:
@@ -248,7 +248,7 @@ def review_page(request: HttpRequest, proposal_id: str) -> HttpResponse:
 @login_required
 @require_POST
 @maintainer_only
-def review_decide(request: HttpRequest, proposal_id: str) -> HttpResponse:
+def review_decide(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     form = forms.DecisionForm(request.POST)
 
     def decide() -> object:
@@ -265,7 +265,7 @@ def review_decide(request: HttpRequest, proposal_id: str) -> HttpResponse:
 @login_required
 @require_POST
 @maintainer_only
-def review_publish(request: HttpRequest, proposal_id: str) -> HttpResponse:
+def review_publish(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     form = forms.PublishForm(request.POST)
     try:
         if not form.is_valid():

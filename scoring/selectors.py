@@ -1,5 +1,6 @@
 """Reads of the catalog. Public readers get whitelisted dicts, never model rows with private fields."""
 
+import uuid
 from typing import Any
 
 from django.db.models import Count, QuerySet
@@ -79,7 +80,7 @@ def instance_get(dataset: Dataset, instance_id: str) -> Instance:
     return instance
 
 
-def scoring_run_latest(submission_id: object) -> "ScoringRun | None":
+def scoring_run_latest(submission_id: "uuid.UUID | str") -> "ScoringRun | None":
     """The newest scoring of a submission (a rescore adds one; earlier ones are kept)."""
     return ScoringRun.objects.filter(submission_id=submission_id).order_by("-number").first()
 

@@ -69,7 +69,7 @@ def base_name_matches(base_name: str, instance_id: str, prompt_level: str, attem
     if base_name == plain:
         return attempt == 1
     match = _ATTEMPT_SUFFIX_RE.search(base_name)
-    return bool(match) and base_name[: match.start()] == plain and int(match.group("n")) == attempt
+    return match is not None and base_name[: match.start()] == plain and int(match.group("n")) == attempt
 
 
 def is_seed42_repo(name: str | None) -> bool:

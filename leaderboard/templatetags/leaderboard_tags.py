@@ -1,6 +1,7 @@
 from typing import Any
 
 from django import template
+from django.contrib.auth.models import AnonymousUser
 
 from leaderboard import selectors
 from leaderboard.models import LeaderboardEntry, RunReview
@@ -13,7 +14,7 @@ register = template.Library()
 def run_review_panel(context: dict[str, Any], run: Any) -> dict[str, Any]:
     """Review state, rejection reason and audit log on the run page; flags for maintainers only."""
     request = context.get("request")
-    maintainer = user_is_maintainer(getattr(request, "user", None))
+    maintainer = user_is_maintainer(getattr(request, "user", None) or AnonymousUser())
     return {
         "run": run,
         "review": RunReview.objects.filter(submission=run).first(),

@@ -8,6 +8,7 @@ from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 from rest_framework.views import APIView
 
 from portal.accounts import services
+from portal.accounts.authentication import AuthedApiRequest
 from portal.accounts.selectors import user_public_profile
 from portal.urls_helpers import public_url
 
@@ -38,7 +39,7 @@ class MeApi(APIView):
             },
         )
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthedApiRequest) -> Response:
         return Response(user_public_profile(request.user))
 
 

@@ -1,6 +1,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -8,11 +8,12 @@ from portal.accounts import services
 from portal.accounts.forms import CliTokenCreateForm, DeviceCodeForm, DeviceDecisionForm
 from portal.accounts.selectors import cli_token_list
 from portal.errors import PortalError
+from portal.pages import AuthedRequest
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def settings_page(request: HttpRequest) -> HttpResponse:
+def settings_page(request: AuthedRequest) -> HttpResponse:
     issued = None
     form = CliTokenCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -34,7 +35,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_revoke(request: HttpRequest, token_id: str) -> HttpResponse:
+def token_revoke(request: AuthedRequest, token_id: str) -> HttpResponse:
     try:
         token = services.cli_token_revoke(user=request.user, token_id=token_id)
     except PortalError as exc:
@@ -45,7 +46,7 @@ def token_revoke(request: HttpRequest, token_id: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def activate_page(request: HttpRequest) -> HttpResponse:
+def activate_page(request: AuthedRequest) -> HttpResponse:
     """Device login: enter (or follow a link with) the code, then approve or deny."""
     if request.method == "POST" and "decision" in request.POST:
         decision = DeviceDecisionForm(request.POST)

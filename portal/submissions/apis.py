@@ -1,9 +1,9 @@
 from drf_spectacular.utils import extend_schema
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
+from portal.accounts.authentication import AuthedApiRequest
 from portal.submissions import services
 from portal.urls_helpers import public_url
 
@@ -32,7 +32,7 @@ class BundleUploadApi(APIView):
     throttle_classes = [UploadThrottle]
 
     @extend_schema(request={"application/gzip": bytes}, responses={201: dict, 200: dict, 413: dict, 422: dict})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthedApiRequest) -> Response:
         raw = request._request
         length = raw.META.get("CONTENT_LENGTH")
         result = services.submission_intake(

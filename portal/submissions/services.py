@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from django.conf import settings
 from django.core.files import File
@@ -19,6 +19,7 @@ from django.utils import timezone
 from cli_client.formats.bundle_verify import (
     BundleLimits,
     BundleRejected,
+    ByteSource,
     VerifiedBundle,
     VerifiedEntry,
     verify_bundle_stream,
@@ -43,6 +44,7 @@ class _TempArchive(File):
     """A finished temp file that FileSystemStorage can move into place instead of copying."""
 
     def temporary_file_path(self) -> str:
+        assert self.file is not None
         return self.file.name
 
 
@@ -116,7 +118,7 @@ class IntakeResult:
 
 
 def submission_intake(
-    *, user: User, stream: BinaryIO, content_length: int | None, filename: str = ""
+    *, user: User, stream: ByteSource, content_length: int | None, filename: str | None = ""
 ) -> IntakeResult:
     """Verify a bundle while it streams in and park it as a private draft.
 
@@ -152,7 +154,7 @@ def submission_intake(
         existing = _live_upload(user, bundle.archive_sha256).first()
         if existing is not None:
             return IntakeResult(existing, created=False)
-        return IntakeResult(_draft_create(user, dataset, bundle, Path(handle.name), filename), created=True)
+        return IntakeResult(_draft_create(user, dataset, bundle, Path(handle.name), filename or ""), created=True)
     finally:
         if os.path.exists(handle.name):
             os.unlink(handle.name)
