@@ -22,6 +22,7 @@ from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from portal.mail import mail_send
 from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.services import submission_rescore
 from portal.urls_helpers import public_url
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, InstanceScore, ScoringRun
@@ -203,8 +204,6 @@ def review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
 
 def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Submission:
     """Queue a new scoring; earlier scorings stay. A published run keeps its board row until republished."""
-    from scoring.pipeline import submission_rescore
-
     _require_maintainer(actor)
     with transaction.atomic():
         submission = _locked(submission_id)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -38,7 +39,7 @@ class InfrastructureError(Exception):
     """Storage, sandbox or database trouble: retry the task, never score the result 0 for it."""
 
 
-def scoring_run_start(*, submission_id: str, requested_by: Any = None, rescore: bool = False) -> ScoringRun | None:
+def scoring_run_start(*, submission_id: str, requested_by_id: str | None = None) -> ScoringRun | None:
     """Claim a queued submission and open its scoring run (or resume the open one).
 
     Returns None when there is nothing to do (already scored, withdrawn, …).
@@ -53,7 +54,8 @@ def scoring_run_start(*, submission_id: str, requested_by: Any = None, rescore: 
         if submission.status != Submission.Status.QUEUED:
             return None
         number = (submission.scoring_runs.aggregate(n=Max("number"))["n"] or 0) + 1
-        run = ScoringRun.objects.create(submission=submission, number=number, requested_by=requested_by)
+        requester = get_user_model().objects.filter(id=requested_by_id).first() if requested_by_id else None
+        run = ScoringRun.objects.create(submission=submission, number=number, requested_by=requester)
         submission.status = Submission.Status.SCORING
         submission.scoring_started_at = timezone.now()
         submission.save(update_fields=["status", "scoring_started_at"])
@@ -261,15 +263,3 @@ def scoring_run_fail(*, scoring_run_id: int, reason: str) -> None:
             status=Submission.Status.FAILED, status_reason=reason
         )
 
-
-def submission_rescore(*, submission_id: str, requested_by: Any) -> Submission:
-    """Queue a new scoring run; earlier runs stay for comparison."""
-    with transaction.atomic():
-        updated = Submission.objects.filter(
-            id=submission_id, status__in=[Submission.Status.SCORED, Submission.Status.FAILED]
-        ).update(status=Submission.Status.QUEUED, status_reason="Rescore requested.")
-        if updated:
-            from scoring.tasks import score_submission
-
-            transaction.on_commit(lambda: score_submission.delay(str(submission_id), str(requested_by.id)))
-    return Submission.objects.get(id=submission_id)

@@ -12,10 +12,7 @@ INFRASTRUCTURE_ERRORS = (pipeline.InfrastructureError, SandboxError, Operational
 
 @shared_task(name="scoring.score_submission", acks_late=True)
 def score_submission(submission_id: str, requested_by_id: str | None = None) -> None:
-    from portal.accounts.models import User
-
-    requester = User.objects.filter(id=requested_by_id).first() if requested_by_id else None
-    run = pipeline.scoring_run_start(submission_id=submission_id, requested_by=requester)
+    run = pipeline.scoring_run_start(submission_id=submission_id, requested_by_id=requested_by_id)
     if run is None:
         return
     pending = pipeline.scoring_run_pending_entries(run)

@@ -6,6 +6,8 @@ from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.models import Submission
 from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
+from scoring.models import InstanceScore
+from scoring.selectors import scoring_run_latest
 
 
 def submission_list_for_owner(user: User) -> QuerySet[Submission]:
@@ -14,9 +16,6 @@ def submission_list_for_owner(user: User) -> QuerySet[Submission]:
 
 def scoring_summary(submission: Submission, with_details: bool) -> dict[str, Any] | None:
     """Progress and aggregates for the owner; per-result scores and reasons for maintainers."""
-    from scoring.models import InstanceScore
-    from scoring.selectors import scoring_run_latest
-
     run = scoring_run_latest(submission.id)
     if run is None:
         return None

@@ -25,10 +25,12 @@ from cli_client.formats.bundle_verify import (
     verify_bundle_stream,
 )
 from portal.accounts.models import User
+from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PayloadTooLarge, PortalError, ValidationFailed
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, Instance, Task
+from scoring.tasks import score_submission
 
 logger = logging.getLogger(__name__)
 OFFICIAL_DATASET = "seed42"
@@ -235,8 +237,6 @@ def intake_message(submission: Submission, created: bool) -> str:
 
 def submission_get_for(*, user: User, submission_id: str) -> Submission:
     """The submission if `user` owns it or is a maintainer; otherwise NotFound (never 403: no probing)."""
-    from portal.accounts.selectors import user_is_maintainer
-
     submission = Submission.objects.select_related("dataset", "owner").filter(id=submission_id).first()
     if submission is None or (submission.owner_id != user.id and not user_is_maintainer(user)):
         raise NotFound("No such submission.")
@@ -263,11 +263,25 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
             status=Submission.Status.QUEUED, confirmed_at=timezone.now(), expires_at=None
         )
         if claimed:
-            from scoring.tasks import score_submission
-
-            transaction.on_commit(lambda: score_submission.delay(str(submission.id)))
+            scoring_enqueue_on_commit(submission_id=str(submission.id))
     submission.refresh_from_db()
     return submission
+
+
+def submission_rescore(*, submission_id: str, requested_by: User) -> Submission:
+    """Queue a new scoring run of a scored or failed run; earlier runs stay for comparison."""
+    with transaction.atomic():
+        updated = Submission.objects.filter(
+            id=submission_id, status__in=[Submission.Status.SCORED, Submission.Status.FAILED]
+        ).update(status=Submission.Status.QUEUED, status_reason="Rescore requested.")
+        if updated:
+            scoring_enqueue_on_commit(submission_id=str(submission_id), requested_by_id=str(requested_by.id))
+    return Submission.objects.get(id=submission_id)
+
+
+def scoring_enqueue_on_commit(*, submission_id: str, requested_by_id: str | None = None) -> None:
+    """The one way a run enters the scoring queue (confirm and rescore): ids only, after commit."""
+    transaction.on_commit(lambda: score_submission.delay(submission_id, requested_by_id))
 
 
 def submission_withdraw(*, user: User, submission_id: str) -> Submission:

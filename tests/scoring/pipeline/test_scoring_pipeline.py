@@ -42,7 +42,10 @@ def workers_idle(count: int) -> bool:
     if len(active) < count or len(reserved) < count:
         return False
     with app.connection_for_write() as connection:
-        queued = connection.default_channel.queue_declare(app.conf.task_default_queue, passive=True).message_count
+        try:
+            queued = connection.default_channel.queue_declare(app.conf.task_default_queue, passive=True).message_count
+        except connection.channel_errors:  # Redis deletes an empty list: no queue means nothing queued
+            queued = 0
     return queued == 0 and not any(active.values()) and not any(reserved.values())
 
 
