@@ -24,12 +24,12 @@ from django.utils import timezone
 
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.aggregation import ScoredResult, aggregate
+from scoring.catalog import reference_extract, sandbox_backend, scratch_root
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_result_line, score_argv
 from scoring.models import InstanceScore, ScoringRun
 from scoring.sandbox import Limits, SandboxBackend, python_runtime_env
 from scoring.selectors import scoring_run_latest
-from scoring.services import reference_extract, sandbox_backend, scratch_root
 
 logger = logging.getLogger(__name__)
 Enqueue = Callable[[int, int], None]

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scoring.services import catalog_load
+from scoring.catalog import catalog_load
 
 
 class Command(BaseCommand):
