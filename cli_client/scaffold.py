@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from cli_client.errors import CliError
-from scoring.engine.validate import STANDARD_DOMAINS
+from scoring.engine.static_checks import STANDARD_DOMAINS
 
 SEGMENT_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 

@@ -305,7 +305,7 @@ def proposal_submit(*, user: User, proposal_id: object) -> Revision:
     Idempotent: submitting an unchanged draft that is already under review returns the
     revision under review.
     """
-    from proposals.validation import validate_in_sandbox
+    from proposals.presubmit_sandbox import validate_in_sandbox
 
     proposal = selectors.proposal_get_for_owner(user=user, proposal_id=proposal_id)
     _require_editable(proposal)

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .scoring import score_instance
+from .static_checks import static_validate
 from .taskdef import public_task_eval
 from .types import jsonable
-from .validate import static_validate
 
 
 class ExitStatus(IntEnum):
