@@ -21,9 +21,9 @@ from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from portal.mail import mail_send
+from portal.public_urls import public_url
 from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.services import submission_rescore
-from portal.urls_helpers import public_url
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, InstanceScore, ScoringRun
 from scoring.selectors import scoring_run_latest

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from portal.accounts.authentication import AuthedApiRequest
-from portal.urls_helpers import public_url
+from portal.public_urls import public_url
 from proposals import selectors, services
 from proposals.models import Proposal
 from proposals.uploads import parsed_task_files

@@ -30,7 +30,7 @@ from cli_client.formats.task_files import (
 from portal.accounts.models import User
 from portal.errors import Conflict, PortalError, ValidationFailed
 from portal.mail import mail_send_on_commit
-from portal.urls_helpers import public_url
+from portal.public_urls import public_url
 from proposals import selectors
 from proposals.files import (
     IncomingFile,

@@ -3,7 +3,7 @@
 Pure: standard library only, no Django, no network. The layout, the manifest and the archive
 match what the official `asibench` 0.2.0 client writes (client contract §3.3-3.6), so a bundle
 built here and one built there are interchangeable for the Portal's verifier
-(`cli_client.formats.bundle_verify`).
+(`portal.submissions.bundle_verify`).
 """
 
 from __future__ import annotations

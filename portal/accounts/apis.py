@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from portal.accounts import services
 from portal.accounts.authentication import AuthedApiRequest
 from portal.accounts.selectors import user_public_profile
-from portal.urls_helpers import public_url
+from portal.public_urls import public_url
 
 
 class DeviceCodeThrottle(AnonRateThrottle):

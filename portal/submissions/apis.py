@@ -4,8 +4,8 @@ from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from portal.accounts.authentication import AuthedApiRequest
+from portal.public_urls import public_url
 from portal.submissions import services
-from portal.urls_helpers import public_url
 
 
 class UploadThrottle(UserRateThrottle):

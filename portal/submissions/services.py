@@ -16,7 +16,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from cli_client.formats.bundle_verify import (
+from portal.accounts.models import User
+from portal.accounts.selectors import user_is_maintainer
+from portal.errors import NotFound, PayloadTooLarge, PortalError, ValidationFailed
+from portal.submissions.bundle_verify import (
     BundleLimits,
     BundleRejected,
     ByteSource,
@@ -24,9 +27,6 @@ from cli_client.formats.bundle_verify import (
     VerifiedEntry,
     verify_bundle_stream,
 )
-from portal.accounts.models import User
-from portal.accounts.selectors import user_is_maintainer
-from portal.errors import NotFound, PayloadTooLarge, PortalError, ValidationFailed
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, Instance, Task
