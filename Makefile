@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 PORT ?= 8000
 export ASIBENCH_VAR_DIR ?= $(CURDIR)/var
 
-.PHONY: run test venv deps test-deps system-deps services lint migrate bootstrap clean
+.PHONY: run test test-fast venv deps test-deps system-deps services lint migrate bootstrap clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,7 @@ services:
 
 lint: test-deps
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 ## make test: PostgreSQL + Redis on 127.0.0.1, real Celery worker, bubblewrap, headless Chromium.
 test: system-deps test-deps services lint
@@ -46,6 +47,10 @@ test: system-deps test-deps services lint
 	CELERY_RESULT_BACKEND=$${TEST_RESULT_BACKEND:-redis://127.0.0.1:6379/14} \
 	ASIBENCH_VAR_DIR=$(CURDIR)/var/test \
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+## make test-fast: the same, without browser and slow tests (no servers, workers, Chromium or official client).
+test-fast:
+	$(MAKE) test PYTEST_ARGS="-m 'not slow and not browser' $(PYTEST_ARGS)"
 
 clean:
 	rm -rf $(VENV) var

@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cli_client.formats.bundle_verify import BundleLimits, BundleRejected, verify_bundle_stream  # noqa: E402
+from portal.submissions.bundle_verify import BundleLimits, BundleRejected, verify_bundle_stream  # noqa: E402
 from tests.hostile_bundles import HOSTILE  # noqa: E402
 
 

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from cli_client.formats.bundle import build_bundle, write_archive  # noqa: E402
-from cli_client.formats.bundle_verify import BundleLimits, verify_bundle_stream  # noqa: E402
+from portal.submissions.bundle_verify import BundleLimits, verify_bundle_stream  # noqa: E402
 
 MB = 1_000_000
 CHUNK = 1 << 20

@@ -27,10 +27,11 @@ from cli_client.errors import CliError, ExitStatus
 from cli_client.formats import difficulty as policy
 from cli_client.formats.task_files import SUBMISSION_FILE
 from cli_client.local_score import ScoreJob, score_job
+from cli_client.presubmit import GeneratorFailed, run_generator
 from cli_client.run_records import redact_agent_config, write_json_atomic
 from cli_client.runner import PROMPT_LEVELS, SANDBOXES, Outcome, Runner, RunOptions, WorkItem, find_catalog_task
-from cli_client.validation import GeneratorFailed, run_generator
 from scoring.engine import instance_id_for_seed, sample_params
+from scoring.engine.taskdef import mapping_at
 
 
 class DifficultyAborted(CliError):
@@ -87,14 +88,14 @@ def check_options(options: CheckOptions) -> None:
 
 
 def _prompt_file(task: dict[str, Any], level: str) -> Path:
-    prompts = task.get("prompts") if isinstance(task.get("prompts"), dict) else {}
+    prompts = mapping_at(task, "prompts")
     return Path(task["_task_dir"]).resolve() / str(prompts.get(level) or f"prompt_{level}.md")
 
 
 def generate_instances(task: dict[str, Any], options: CheckOptions, root: Path) -> list[Path]:
     """`<root>/<task_id>__seed<s>[_i<k>]/` with data/, reference/, instance_meta.json and the prompts."""
     task_dir = Path(task["_task_dir"]).resolve()  # the generator runs with the task dir as cwd
-    generation = task.get("generation") if isinstance(task.get("generation"), dict) else {}
+    generation = mapping_at(task, "generation")
     timeout = float(generation.get("timeout_seconds") or 300)
     instances = []
     for idx in range(options.instances_per_task):

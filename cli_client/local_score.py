@@ -20,6 +20,7 @@ from typing import Any
 from cli_client.errors import CliError
 from cli_client.runner import find_catalog_task
 from scoring.engine import StagingError, build_local_report, stage_prediction_dir
+from scoring.engine.cli import read_result_line, score_argv
 
 PUBLIC_REPO = "seed31415"
 DEFAULT_REPORT = "local_score_seed31415.json"
@@ -97,7 +98,7 @@ def prepare_jobs(results_dir: Path, instances_dir: Path, tasks_dir: Path) -> lis
             raise CliError(f"Public seed31415 reference directory is missing or empty: {reference}. "
                            "Re-run `asibench task pull --repo seed31415`.")
         outputs: Path | None = path.parent / f"{path.stem}.outputs"
-        if not outputs.is_dir():
+        if outputs is not None and not outputs.is_dir():
             if not recorded_no_outputs(result):
                 raise CliError(f"Persisted output directory not found for {path.name}: {outputs}")
             outputs = None
@@ -140,10 +141,8 @@ def score_job(job: ScoreJob, timeout: float) -> dict[str, Any]:
             return invalid("missing_evaluator_input", str(exc))
         params_file = Path(tmp) / "params.json"
         params_file.write_text(json.dumps(job.parameters), encoding="utf-8")
-        argv = [sys.executable, "-m", "scoring.engine", "score", "--task-dir", str(job.task_dir),
-                "--pred-dir", str(pred), "--ref-dir", str(job.reference_dir), "--params", f"@{params_file}"]
-        if job.prompt_level:
-            argv += ["--prompt-level", job.prompt_level]
+        argv = score_argv([sys.executable], task_dir=job.task_dir, pred_dir=pred, ref_dir=job.reference_dir,
+                          params=f"@{params_file}", prompt_level=job.prompt_level)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT),
                                                                          os.environ.get("PYTHONPATH")]))}
         try:
@@ -151,12 +150,11 @@ def score_job(job: ScoreJob, timeout: float) -> dict[str, Any]:
                                   check=False)
         except subprocess.TimeoutExpired:
             return invalid("evaluator_runtime_error", f"scorer exceeded {timeout:g} s")
-        lines = done.stdout.strip().splitlines()
         try:
-            result = json.loads(lines[-1]) if lines else None
+            result = read_result_line(done.stdout)
         except ValueError:
             result = None
-        if done.returncode != 0 or not isinstance(result, dict):
+        if done.returncode != 0 or result is None:
             tail = (done.stderr or "").strip().splitlines()[-3:]
             return invalid("evaluator_runtime_error",
                            f"scorer process exited with {done.returncode}: {' | '.join(tail)}")

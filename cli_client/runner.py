@@ -22,8 +22,8 @@ from cli_client.agent_exec import AgentRun, linux_ns_mounts, run_linux_ns, run_u
 from cli_client.errors import CliError
 from cli_client.formats.digests import sha256_file
 from scoring.engine import TaskDefinitionError, anonymised_task_id, declared_outputs, load_task
+from scoring.engine.taskdef import PROMPT_LEVELS
 
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 SANDBOXES = ("none", "linux_ns")
 STATUSES = ("completed", "failed", "timeout")
 AGENT_MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude")

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from cli_client.errors import CliError
-from scoring.engine.validate import STANDARD_DOMAINS
+from scoring.engine.static_checks import STANDARD_DOMAINS
 
 SEGMENT_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -102,6 +102,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scoring.engine.taskdef import PROMPT_LEVELS
 
 TASK_DIR = Path(__file__).resolve().parent
 
@@ -134,7 +135,7 @@ def generate(output_dir: Path, params: dict[str, Any]) -> dict[str, Any]:
     (output_dir / "reference").mkdir(parents=True, exist_ok=True)
     np.save(output_dir / "data" / "matrix.npy", matrix)
     np.save(output_dir / "reference" / "eigenvalues_ref.npy", eigenvalues)
-    for level in ("b1", "b2", "b3", "b4"):
+    for level in PROMPT_LEVELS:
         text = (TASK_DIR / f"prompt_{{level}}.md").read_text(encoding="utf-8")
         (output_dir / f"prompt_{{level}}.md").write_text(render(text, p), encoding="utf-8")
     meta = {{

@@ -1,4 +1,3 @@
-from django.core.cache import cache
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -39,12 +38,7 @@ class LeaderboardApi(APIView):
     def get(self, request: Request) -> Response:
         limit, offset = _page_bounds(request.query_params)
         query = selectors.board_query_from(request.query_params, selectors.dataset_choices())
-        key = (f"leaderboard:json:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}:"
-               f"{query.sort}:{int(query.descending)}")
-        rows = cache.get(key)
-        if rows is None:
-            rows = [row_public(row) for row in selectors.board_rows(query)]
-            cache.set(key, rows, selectors.CACHE_SECONDS)
+        rows = selectors.board_cached("json", query, lambda: [row_public(row) for row in selectors.board_rows(query)])
         return Response({
             "dataset": query.dataset,
             "domain": query.domain,

@@ -9,8 +9,8 @@ micro-average); "mean" is the mean of task means. Intervals resample tasks.
 from typing import Any
 
 from leaderboard.stats import Interval, bootstrap_ci
+from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
 
-LEVELS = ("b1", "b2", "b3", "b4")
 COLUMNS = (*LEVELS, "mean")
 
 

@@ -8,7 +8,7 @@ page costs a fixed handful of queries however many rows the board has.
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.cache import cache
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
@@ -27,8 +27,13 @@ SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "i
 # What a public row carries, for pages, JSON and CSV alike.
 ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort", "sandbox", *COLUMNS,
               "intervals", "instances_scored", "task_count", "confirmed_attempts", "published_at", "scored_at")
+# Columns read naturally A→Z / 1→n; every other column starts with the best (highest) first.
+ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox"})
 _BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
                "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at")
+
+
+T = TypeVar("T")
 
 
 def board_generation() -> str:
@@ -50,6 +55,28 @@ class BoardQuery:
     domain: str | None = None
     sort: str = "mean"
     descending: bool = True
+
+
+def board_cached(part: str, query: "BoardQuery", build: Callable[[], T], *, per_sort: bool = True,
+                 extra: tuple[str, ...] = ()) -> T:
+    """The one caching policy for everything drawn from the board (rows, page HTML, charts, JSON).
+
+    Keyed by the board generation, so a publish or unpublish retires every entry at once; `per_sort`
+    says whether the sort order changes what `build` returns.
+    """
+    key = f"leaderboard:{part}:{board_generation()}:{query.dataset}:{query.domain or '*'}"
+    if per_sort:
+        key += f":{query.sort}:{int(query.descending)}"
+    key += "".join(f":{value}" for value in extra)
+    value = cache.get(key)
+    if value is None:
+        value = build()
+        cache.set(key, value, CACHE_SECONDS)
+    return value
+
+
+def default_direction(sort: str) -> str:
+    return "asc" if sort in ASCENDING_FIRST else "desc"
 
 
 def dataset_choices() -> list[Dataset]:
@@ -84,17 +111,13 @@ def board_query_from(params: Any, datasets: list[Dataset],
         sort = "mean"
     direction = params.get("dir")
     if direction not in ("asc", "desc"):
-        direction = "asc" if sort in {"rank", "name", "agent", "model", "effort", "sandbox"} else "desc"
+        direction = default_direction(sort)
     return BoardQuery(dataset=dataset, domain=domain, sort=sort, descending=direction != "asc")
 
 
 def board_rows(query: BoardQuery) -> list[dict[str, Any]]:
     """The board for a dataset (and domain), sorted. One query on a cold cache, none when warm."""
-    key = f"leaderboard:rows:{board_generation()}:{query.dataset}:{query.domain or '*'}"
-    rows = cache.get(key)
-    if rows is None:
-        rows = _rows_uncached(query.dataset, query.domain)
-        cache.set(key, rows, CACHE_SECONDS)
+    rows = board_cached("rows", query, lambda: _rows_uncached(query.dataset, query.domain), per_sort=False)
     return sort_rows(rows, query.sort, query.descending)
 
 
@@ -114,7 +137,7 @@ def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
             "model": e.model, "effort": e.effort, "sandbox": e.sandbox,
             **{c: figs[c] for c in COLUMNS}, "intervals": figs["intervals"],
             "instances_scored": figs["instances_scored"], "task_count": figs["task_count"],
-            "confirmed_attempts": e.confirmed_attempts,  # type: ignore[attr-defined]
+            "confirmed_attempts": e.confirmed_attempts,
             "published_at": e.published_at, "scored_at": e.scored_at,
         })
     ranks = rank_with_ties([_interval(r, "mean") for r in rows])

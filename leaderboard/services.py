@@ -7,12 +7,9 @@ board cache and e-mails the owner.
 
 import hashlib
 import json
-import logging
 from collections import Counter, defaultdict
 from typing import Any
 
-from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -23,11 +20,15 @@ from leaderboard.selectors import board_cache_invalidate
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from portal.mail import mail_send
+from portal.public_urls import public_url
 from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.reaper import submission_requeue
+from portal.submissions.services import submission_rescore
+from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, InstanceScore, ScoringRun
 from scoring.selectors import scoring_run_latest
 
-logger = logging.getLogger(__name__)
 MAX_NAME = 120
 
 
@@ -112,9 +113,10 @@ def _refresh_current(dataset_id: str, agent: str, model: str, effort: str, sandb
     same = LeaderboardEntry.objects.filter(dataset_id=dataset_id, agent=agent, model=model, effort=effort,
                                            sandbox=sandbox)
     newest = same.order_by("-published_at", "-id").values_list("id", flat=True).first()
+    if newest is None:
+        return  # no published run of this configuration is left
     same.exclude(id=newest).filter(is_current=True).update(is_current=False)
-    if newest is not None:
-        same.filter(id=newest, is_current=False).update(is_current=True)
+    same.filter(id=newest, is_current=False).update(is_current=True)
 
 
 def review_publish(*, submission_id: Any, actor: User, display_name: str) -> LeaderboardEntry:
@@ -207,9 +209,6 @@ def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Subm
     A run stuck in scoring is re-queued: its open scoring is closed as failed with the reason. (A queued
     run's lost message is sent again by the reaper.)
     """
-    from scoring.pipeline import submission_rescore
-    from scoring.reaper import submission_requeue
-
     _require_maintainer(actor)
     with transaction.atomic():
         submission = _locked(submission_id)
@@ -222,7 +221,7 @@ def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Subm
             raise Conflict(f"Only scored, failed or scoring runs can be rescored; this run is {submission.status}.",
                            code="not_scored")
         else:
-            submission = submission_rescore(submission_id=submission.id, requested_by=actor)
+            submission = submission_rescore(submission_id=str(submission.id), requested_by=actor)
         if not LeaderboardEntry.objects.filter(submission=submission).exists():
             _decide(submission, actor, RunReview.State.RESCORING, reason="")
         _log(submission, actor, ReviewAction.Kind.RESCORE, reason=(reason or "").strip(),
@@ -316,15 +315,10 @@ def integrity_flags_compute_for_run(scoring_run_id: int) -> None:
 
 # --- owner e-mails ------------------------------------------------------------------------------
 
-def _run_url(submission: Submission) -> str:
-    path = f"/submit/submissions/{submission.id}"
-    return settings.PUBLIC_BASE_URL.rstrip("/") + path if settings.PUBLIC_BASE_URL else path
-
-
 def _levels_line(aggregate: dict[str, Any]) -> str:
     levels = aggregate.get("levels") or {}
     parts = [f"{lv.upper()} {levels[lv]:.1f}" if levels.get(lv) is not None else f"{lv.upper()} —"
-             for lv in ("b1", "b2", "b3", "b4")]
+             for lv in PROMPT_LEVELS]
     overall = aggregate.get("overall")
     return " · ".join(parts) + (f" · overall {overall:.1f}" if overall is not None else "")
 
@@ -357,13 +351,8 @@ def owner_notify(*, submission_id: Any, kind: str) -> bool:
                 f"Reason: {review.reason if review else ''}")
     else:
         raise ValueError(f"unknown notification {kind!r}")
-    body += f"\n\nYour run: {_run_url(submission)}\n"
-    try:
-        send_mail(subject, body, None, [submission.owner.email])
-    except Exception:  # a mail server outage must not undo a decision or a scoring
-        logger.exception("could not e-mail %s about run %s (%s)", submission.owner.email, submission.id, kind)
-        return False
-    return True
+    body += f"\n\nYour run: {public_url(f'/submit/submissions/{submission.id}')}\n"
+    return mail_send(to=submission.owner.email, subject=subject, body=body)
 
 
 def owner_notify_scored(scoring_run_id: int) -> None:

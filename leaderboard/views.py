@@ -5,12 +5,9 @@ existence is not advertised, and the services check the role again.
 """
 
 from collections.abc import Callable
-from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
-from django.contrib import messages
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -21,8 +18,8 @@ from django.views.decorators.http import require_POST
 from leaderboard import charts, selectors, services
 from leaderboard.exports import rows_csv
 from leaderboard.figures import COLUMNS, LEVELS
-from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
+from portal.pages import act_and_redirect, error_page, maintainer_only, not_found_page
 
 PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
@@ -31,26 +28,17 @@ _COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), ("agent", "Agent"), ("model
                   ("instances", "Instances"), ("attempts", "Attempts"), ("date", "Published")]
 
 
-def _not_found(request: HttpRequest, message: str) -> HttpResponse:
-    return render(request, "portal/error.html", {"message": message}, status=404)
-
-
 def board(request: HttpRequest) -> HttpResponse:
     datasets, domains = selectors.dataset_choices(), selectors.domain_choices()
     try:
         query = selectors.board_query_from(request.GET, datasets, lambda: domains)
     except PortalError as exc:
-        return render(request, "portal/error.html", {"message": exc.detail}, status=exc.status_code)
+        return error_page(request, exc.detail, status=exc.status_code)
     base = {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {})}
     # The table and charts are the same for every visitor: cached as HTML until the next publish.
     # The page number in the key is the one the paginator settled on, never the raw parameter.
     page_no = Paginator(selectors.board_rows(query), PAGE_SIZE).get_page(request.GET.get("page")).number
-    key = (f"leaderboard:html:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}:"
-           f"{query.sort}:{int(query.descending)}:{page_no}")
-    body = cache.get(key)
-    if body is None:
-        body = _board_body(query, base, page_no)
-        cache.set(key, body, selectors.CACHE_SECONDS)
+    body = selectors.board_cached("html", query, lambda: _board_body(query, base, page_no), extra=(str(page_no),))
     return render(request, "leaderboard/board.html", {
         "query": query, "datasets": datasets, "domains": domains, "body": mark_safe(body),
         "csv_url": "/leaderboard/export.csv?" + urlencode(base),
@@ -64,8 +52,7 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int)
     headers = []
     for key, title in _COLUMN_TITLES:
         active = key == query.sort
-        flip = "asc" if active and query.descending else "desc" if active else (
-            "asc" if key in {"rank", "name", "agent", "model", "effort", "sandbox"} else "desc")
+        flip = ("asc" if query.descending else "desc") if active else selectors.default_direction(key)
         headers.append({"key": key, "title": title, "active": active,
                         "numeric": key in COLUMNS or key in {"rank", "instances", "attempts"},
                         "arrow": ("▼" if query.descending else "▲") if active else "",
@@ -77,18 +64,15 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int)
     })
 
 
-def _charts(query: selectors.BoardQuery, rows: list[dict[str, Any]]) -> dict[str, str]:
-    key = f"leaderboard:charts:{selectors.board_generation()}:{query.dataset}:{query.domain or '*'}"
-    drawn = cache.get(key)
-    if drawn is None:
+def _charts(query: selectors.BoardQuery, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def draw() -> dict[str, Any]:
         data = selectors.board_charts_data(rows)
         scope = f" · {query.domain}" if query.domain else ""
-        drawn = {"b3": charts.b3_bars(data["b3"], title=f"B3 across agents{scope}"),
-                 "profile": charts.level_profile(data["profile"], data["average"],
-                                                 title=f"Scores from B1 to B4{scope}"),
-                 "shown_b3": len(data["b3"]), "shown_profile": len(data["profile"])}
-        cache.set(key, drawn, selectors.CACHE_SECONDS)
-    return drawn
+        return {"b3": charts.b3_bars(data["b3"], title=f"B3 across agents{scope}"),
+                "profile": charts.level_profile(data["profile"], data["average"], title=f"Scores from B1 to B4{scope}"),
+                "shown_b3": len(data["b3"]), "shown_profile": len(data["profile"])}
+
+    return selectors.board_cached("charts", query, draw, per_sort=False)
 
 
 def board_csv(request: HttpRequest) -> HttpResponse:
@@ -106,22 +90,12 @@ def entry_detail(request: HttpRequest, entry_id: int) -> HttpResponse:
     try:
         entry = selectors.entry_public_get(entry_id)
     except NotFound as exc:
-        return _not_found(request, exc.detail)
+        return not_found_page(request, exc)
     return render(request, "leaderboard/entry_detail.html", {**selectors.entry_public_detail(entry),
                                                              "levels": LEVELS})
 
 
 # --- review (maintainers) -----------------------------------------------------------------------
-
-def maintainer_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not user_is_maintainer(request.user):
-            return _not_found(request, "Page not found.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
-
 
 @maintainer_only
 def review_queue(request: HttpRequest) -> HttpResponse:
@@ -140,7 +114,7 @@ def review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
     try:
         submission = selectors.review_get(submission_id)
     except NotFound as exc:
-        return _not_found(request, exc.detail)
+        return not_found_page(request, exc)
     context = selectors.review_detail(submission)
     context["suggested_name"] = (context["review"].display_name if context["review"] and
                                  context["review"].display_name else
@@ -150,15 +124,8 @@ def review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
 
 def _act(request: HttpRequest, submission_id: str, action: Callable[..., Any], done: str,
          **fields: Any) -> HttpResponse:
-    try:
-        action(submission_id=submission_id, actor=request.user, **fields)
-    except NotFound as exc:
-        return _not_found(request, exc.detail)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, done)
-    return redirect("review-detail", submission_id=submission_id)
+    return act_and_redirect(request, lambda: action(submission_id=submission_id, actor=request.user, **fields),
+                            then=lambda: redirect("review-detail", submission_id=submission_id), success=done)
 
 
 @maintainer_only

@@ -14,10 +14,13 @@ import os
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+
+from scoring.catalog import scratch_root
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +34,6 @@ class SweepReport:
 
 def leftover_roots() -> list[Path]:
     """The directories whose entries are temporary by definition."""
-    from scoring.services import scratch_root
-
     return [Path(settings.FILE_UPLOAD_TEMP_DIR), scratch_root()]
 
 
@@ -50,7 +51,7 @@ def _newest_mtime(path: Path, info: os.stat_result) -> float:
     return newest
 
 
-def _make_removable(function, path, exc_info) -> None:  # type: ignore[no-untyped-def]
+def _make_removable(function: Callable[[str], object], path: str, exc_info: object) -> None:
     # Sandboxed code may leave folders without write or search permission; open them up and retry once.
     parent = os.path.dirname(path)
     for target in (parent, path):

@@ -382,7 +382,8 @@ SCORING_REAPER_INTERVAL = env_int("ASIBENCH_SCORING_REAPER_INTERVAL", 300, minim
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},
     "sweep-leftover-temp-files": {"task": "portal.tasks.sweep_leftovers", "schedule": 3600.0},
-    "reap-stuck-scoring": {"task": "scoring.reap_stuck_runs", "schedule": float(SCORING_REAPER_INTERVAL)},
+    "reap-stuck-scoring": {"task": "portal.submissions.tasks.reap_stuck_runs",
+                           "schedule": float(SCORING_REAPER_INTERVAL)},
 }
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)

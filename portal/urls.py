@@ -2,7 +2,7 @@
 
 from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
@@ -13,7 +13,7 @@ from portal.catalog import urls as catalog_urls
 from portal.submissions import urls as submission_urls
 from proposals import urls as proposal_urls
 
-api_v1 = [
+api_v1: list[URLPattern | URLResolver] = [
     path("me", account_apis.MeApi.as_view(), name="api-me"),
     path("cli/device-code", account_apis.DeviceCodeApi.as_view(), name="api-device-code"),
     path("cli/device-token", account_apis.DeviceTokenApi.as_view(), name="api-device-token"),

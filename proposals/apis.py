@@ -10,7 +10,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from portal.urls_helpers import absolute_url
+from portal.accounts.authentication import AuthedApiRequest
+from portal.public_urls import public_url
 from proposals import selectors, services
 from proposals.models import Proposal
 from proposals.uploads import parsed_task_files
@@ -21,7 +22,7 @@ def proposal_summary(request: Request, proposal: Proposal) -> dict[str, Any]:
         "id": str(proposal.id),
         "status": proposal.status,
         "task_id": proposal.task_id,
-        "url": absolute_url(request, f"/submit/proposals/{proposal.id}"),  # type: ignore[arg-type]
+        "url": public_url(f"/submit/proposals/{proposal.id}", request),
     }
 
 
@@ -41,7 +42,7 @@ class CliSubmitApi(APIView):
         prefilled = serializers.JSONField(required=False, default=dict)
 
     @extend_schema(request=InputSerializer, responses={201: dict, 200: dict})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthedApiRequest) -> Response:
         data = self.InputSerializer(data=request.data if isinstance(request.data, dict) else {})
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -57,7 +58,7 @@ class ProposalFileSnapshotApi(APIView):
     """T2/T4: the snapshot token and every file's name and sha256."""
 
     @extend_schema(responses={200: dict})
-    def get(self, request: Request, proposal_id: str) -> Response:
+    def get(self, request: AuthedApiRequest, proposal_id: str) -> Response:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         return Response({"snapshot": proposal.snapshot, "files": file_list(proposal)})
 
@@ -68,7 +69,7 @@ class ProposalFilesApi(APIView):
     parser_classes: list = []
 
     @extend_schema(request=None, responses={200: dict})
-    def put(self, request: Request, proposal_id: str) -> Response:
+    def put(self, request: AuthedApiRequest, proposal_id: str) -> Response:
         # Refuse a foreign or unknown draft before reading a possibly large body.
         selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         force = request.query_params.get("force", "false").strip().lower() == "true"
@@ -85,7 +86,7 @@ class ProposalDetailApi(APIView):
     """T5: status and completeness of the Draft."""
 
     @extend_schema(responses={200: dict})
-    def get(self, request: Request, proposal_id: str) -> Response:
+    def get(self, request: AuthedApiRequest, proposal_id: str) -> Response:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         state = selectors.completeness(proposal)
         latest = selectors.latest_revision(proposal)

@@ -6,7 +6,6 @@ file keeps its blob across syncs and revisions, and a blob is never rewritten in
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,7 +15,8 @@ import yaml
 from django.core.files import File
 from django.core.files.storage import default_storage
 
-from cli_client.formats.task_files import MULTI_TURN_AGENTS, PROMPT_LEVELS, SUBMISSION_FILE
+from cli_client.formats.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
+from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 
 @dataclass(frozen=True)
@@ -27,16 +27,6 @@ class IncomingFile:
     handle: IO[bytes]
     size: int
     sha256: str
-
-
-def hash_handle(handle: IO[bytes]) -> tuple[str, int]:
-    handle.seek(0)
-    digest, size = hashlib.sha256(), 0
-    for chunk in iter(lambda: handle.read(1 << 20), b""):
-        digest.update(chunk)
-        size += len(chunk)
-    handle.seek(0)
-    return digest.hexdigest(), size
 
 
 def blob_prefix(proposal_id: object) -> str:
@@ -139,7 +129,7 @@ def imported_fields(files: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, 
         put("name", _text(meta.get("name"))[:200], source_name)
         put("domain", _text(meta.get("domain"))[:50], source_name)
         put("subdomain", _text(meta.get("subdomain"))[:200], source_name)
-        source = meta.get("source") if isinstance(meta.get("source"), dict) else {}
+        source = mapping_at(meta, "source")
         put("source_paper", _text(source.get("paper"))[:500], source_name)
         put("source_repo", _text(source.get("repo"))[:500], source_name)
         put("inputs", _describe_files(meta.get("input")), source_name)

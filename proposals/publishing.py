@@ -21,8 +21,8 @@ from cli_client.formats.task_files import SUBMISSION_FILE
 from portal.errors import Conflict, ValidationFailed
 from proposals.files import blob_read, load_yaml
 from proposals.models import Revision
+from scoring.catalog import catalog_load
 from scoring.models import Task
-from scoring.services import catalog_load
 
 PUBLISHABLE_STATUSES = ("final", "sample")
 # Never exported with a task (client contract §4.2; scoring contract §1.14).

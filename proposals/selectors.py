@@ -9,11 +9,12 @@ from typing import Any
 from django.db.models import QuerySet
 
 from cli_client.formats.difficulty import GATED_LEVELS, gate_problems, too_easy_problems
-from cli_client.formats.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, PROMPT_LEVELS, score_problem
+from cli_client.formats.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, score_problem
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound
 from proposals.models import Proposal, ReviewEvent, Revision
+from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.generation import REQUIRED_FILES
 
 PROMPT_FILES = tuple(f"prompt_{level}.md" for level in PROMPT_LEVELS)
@@ -73,10 +74,6 @@ def review_queue() -> QuerySet[Proposal]:
     return Proposal.objects.filter(
         status__in=[Proposal.Status.SUBMITTED, Proposal.Status.ACCEPTED]
     ).select_related("owner").order_by("status", "submitted_at")
-
-
-def file_map(proposal: Proposal) -> dict[str, str]:
-    return dict(proposal.files.values_list("path", "sha256"))
 
 
 def latest_revision(proposal: Proposal) -> Revision | None:

@@ -14,8 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -31,6 +29,8 @@ from cli_client.formats.task_files import (
 )
 from portal.accounts.models import User
 from portal.errors import Conflict, PortalError, ValidationFailed
+from portal.mail import mail_send_on_commit
+from portal.public_urls import public_url
 from proposals import selectors
 from proposals.files import (
     IncomingFile,
@@ -305,7 +305,7 @@ def proposal_submit(*, user: User, proposal_id: object) -> Revision:
     Idempotent: submitting an unchanged draft that is already under review returns the
     revision under review.
     """
-    from proposals.validation import validate_in_sandbox
+    from proposals.presubmit_sandbox import validate_in_sandbox
 
     proposal = selectors.proposal_get_for_owner(user=user, proposal_id=proposal_id)
     _require_editable(proposal)
@@ -350,12 +350,8 @@ def proposal_submit(*, user: User, proposal_id: object) -> Revision:
 
 # ------------------------------------------------------------------ review
 def _notify_author(proposal: Proposal, subject: str, body: str) -> None:
-    email = proposal.owner.email
-    link = f"{settings.PUBLIC_BASE_URL.rstrip('/')}/submit/proposals/{proposal.pk}" if settings.PUBLIC_BASE_URL \
-        else f"/submit/proposals/{proposal.pk}"
-    message = f"{body}\n\nYour proposal: {link}\n"
-    transaction.on_commit(lambda: send_mail(subject, message, settings.DEFAULT_FROM_EMAIL, [email],
-                                            fail_silently=True))
+    link = public_url(f"/submit/proposals/{proposal.pk}")
+    mail_send_on_commit(to=proposal.owner.email, subject=subject, body=f"{body}\n\nYour proposal: {link}\n")
 
 
 def proposal_comment(*, user: User, proposal_id: object, text: str) -> ReviewEvent:

@@ -71,7 +71,8 @@ class TaskFilesHandler(FileUploadHandler):
         self.part.file.write(raw_data)
         self.part.digest.update(raw_data)
 
-    def file_complete(self, file_size: int) -> _Part:
+    # Our parts are not UploadedFile objects on purpose: Django only stores what this returns.
+    def file_complete(self, file_size: int) -> _Part:  # type: ignore[override]
         assert self.part is not None
         self.part.file.seek(0)
         return self.part
@@ -95,7 +96,8 @@ def parsed_task_files(request: HttpRequest) -> Iterator[list[IncomingFile]]:
                               f"({MAX_TASK_BYTES} bytes of files).", code="set_too_large")
     try:
         fields, files = PathKeepingParser(
-            request.META, request, [TaskFilesHandler(request)], request.encoding or "utf-8"
+            # The request is the body stream, as Django's own request.POST parsing passes it.
+            request.META, request, [TaskFilesHandler(request)], request.encoding or "utf-8"  # type: ignore[arg-type]
         ).parse()
     except TooManyFilesSent:
         raise ValidationFailed(f"A Task may contain at most {MAX_TASK_FILES} uploaded files",

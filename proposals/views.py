@@ -12,14 +12,16 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from cli_client.formats.digests import sha256_bytes
-from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES, PROMPT_LEVELS
+from cli_client.formats.digests import sha256_bytes, sha256_stream
+from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
+from portal.pages import AuthedRequest, act_and_redirect, maintainer_only, not_found_page
 from portal.uploads import upload_limit
 from proposals import forms, rendering, selectors, services
-from proposals.files import IncomingFile, blob_read, hash_handle
+from proposals.files import IncomingFile, blob_read
 from proposals.models import Proposal
+from scoring.engine.taskdef import PROMPT_LEVELS
 
 STEP_FORMS = {
     "identity": forms.IdentityForm,
@@ -30,10 +32,6 @@ STEP_FORMS = {
     "files": forms.FilesForm,
     "testing": forms.TestingForm,
 }
-
-
-def _not_found(request: HttpRequest, exc: NotFound) -> HttpResponse:
-    return render(request, "portal/error.html", {"message": exc.detail}, status=404)
 
 
 def _text_file(name: str, text: str) -> IncomingFile:
@@ -64,7 +62,7 @@ def _initial(proposal: Proposal | None, step: str) -> dict[str, Any]:
     return {name: getattr(proposal, name) for name in STEP_FORMS[step].base_fields}
 
 
-def _save_step(request: HttpRequest, proposal: Proposal, step: str, data: dict[str, Any]) -> None:
+def _save_step(request: AuthedRequest, proposal: Proposal, step: str, data: dict[str, Any]) -> None:
     user = request.user
     if step == "prompts":
         services.proposal_file_write(user=user, proposal_id=proposal.id, files=[
@@ -81,9 +79,9 @@ def _save_step(request: HttpRequest, proposal: Proposal, step: str, data: dict[s
             raise PortalError("Choose one or more files to upload.", code="no_files")
         incoming = []
         for upload in uploads:  # temp files on disk (portal.uploads): hashed in chunks, never read whole
-            digest, size = hash_handle(upload.file)
-            name = f"{folder}/{upload.name}" if folder else upload.name
-            incoming.append(IncomingFile(name, upload.file, size, digest))
+            digest, size = sha256_stream(upload)
+            name = f"{folder}/{upload.name}" if folder else upload.name or ""
+            incoming.append(IncomingFile(name, upload, size, digest))
         services.proposal_file_write(user=user, proposal_id=proposal.id, files=incoming)
     else:
         services.proposal_update_fields(user=user, proposal_id=proposal.id, fields=data)
@@ -106,7 +104,7 @@ def _step_context(proposal: Proposal | None, step: str, form: Any) -> dict[str, 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def proposal_new(request: HttpRequest) -> HttpResponse:
+def proposal_new(request: AuthedRequest) -> HttpResponse:
     form = forms.IdentityForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -123,13 +121,13 @@ def proposal_new(request: HttpRequest) -> HttpResponse:
 @upload_limit(lambda: MAX_TASK_BYTES, per_file=lambda: MAX_FILE_BYTES)
 @login_required
 @require_http_methods(["GET", "POST"])
-def proposal_step(request: HttpRequest, proposal_id: str, step: str) -> HttpResponse:
+def proposal_step(request: AuthedRequest, proposal_id: str, step: str) -> HttpResponse:
     try:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         if step not in STEP_FORMS:
             raise NotFound(f"There is no step {step!r}.")
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     form_class = STEP_FORMS[step]
     if request.method == "POST":
         form = form_class(request.POST, request.FILES)
@@ -155,20 +153,15 @@ def proposal_step(request: HttpRequest, proposal_id: str, step: str) -> HttpResp
 
 @login_required
 @require_POST
-def proposal_file_delete(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    try:
-        services.proposal_file_delete(user=request.user, proposal_id=proposal_id, path=request.POST.get("path", ""))
-    except NotFound as exc:
-        return _not_found(request, exc)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, f"Deleted {request.POST.get('path')}.")
-    return redirect("proposal-step", proposal_id=proposal_id, step="files")
+def proposal_file_delete(request: AuthedRequest, proposal_id: str) -> HttpResponse:
+    path = request.POST.get("path", "")
+    return act_and_redirect(
+        request, lambda: services.proposal_file_delete(user=request.user, proposal_id=proposal_id, path=path),
+        then=lambda: redirect("proposal-step", proposal_id=proposal_id, step="files"), success=f"Deleted {path}.")
 
 
 @login_required
-def proposal_list(request: HttpRequest) -> HttpResponse:
+def proposal_list(request: AuthedRequest) -> HttpResponse:
     return render(request, "proposals/list.html", {
         "proposals": selectors.proposal_list_for_owner(request.user),
         "is_maintainer": user_is_maintainer(request.user),
@@ -176,11 +169,11 @@ def proposal_list(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def proposal_detail(request: HttpRequest, proposal_id: str) -> HttpResponse:
+def proposal_detail(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     try:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     files = list(proposal.files.all())
     latest = selectors.latest_revision(proposal)
     frozen_as_is = bool(latest and proposal.status == Proposal.Status.SUBMITTED and latest.content_hash
@@ -202,55 +195,38 @@ def proposal_detail(request: HttpRequest, proposal_id: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def proposal_submit(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    try:
-        revision = services.proposal_submit(user=request.user, proposal_id=proposal_id)
-    except NotFound as exc:
-        return _not_found(request, exc)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, f"Revision {revision.number} is frozen and submitted for review.")
-    return redirect("proposal-detail", proposal_id=proposal_id)
+def proposal_submit(request: AuthedRequest, proposal_id: str) -> HttpResponse:
+    return act_and_redirect(
+        request, lambda: services.proposal_submit(user=request.user, proposal_id=proposal_id),
+        then=lambda: redirect("proposal-detail", proposal_id=proposal_id),
+        success=lambda revision: f"Revision {revision.number} is frozen and submitted for review.")
 
 
 @login_required
 @require_POST
-def proposal_comment(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    try:
-        services.proposal_comment(user=request.user, proposal_id=proposal_id, text=request.POST.get("text", ""))
-    except NotFound as exc:
-        return _not_found(request, exc)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    back = request.POST.get("next")
-    if back == "review":
-        return redirect("proposal-review", proposal_id=proposal_id)
-    return redirect("proposal-detail", proposal_id=proposal_id)
+def proposal_comment(request: AuthedRequest, proposal_id: str) -> HttpResponse:
+    back = "proposal-review" if request.POST.get("next") == "review" else "proposal-detail"
+    return act_and_redirect(
+        request,
+        lambda: services.proposal_comment(user=request.user, proposal_id=proposal_id,
+                                          text=request.POST.get("text", "")),
+        then=lambda: redirect(back, proposal_id=proposal_id))
 
 
 # ------------------------------------------------------------------ maintainers
-def _maintainer_only(request: HttpRequest) -> HttpResponse | None:
-    if not user_is_maintainer(request.user):
-        return render(request, "portal/error.html", {"message": "Only maintainers review proposals."}, status=403)
-    return None
-
-
 @login_required
+@maintainer_only
 def review_queue(request: HttpRequest) -> HttpResponse:
-    if (denied := _maintainer_only(request)) is not None:
-        return denied
     return render(request, "proposals/queue.html", {"proposals": selectors.review_queue()})
 
 
 @login_required
-def review_page(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    if (denied := _maintainer_only(request)) is not None:
-        return denied
+@maintainer_only
+def review_page(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     try:
         proposal = selectors.proposal_get_for_review(user=request.user, proposal_id=proposal_id)
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     revisions = list(proposal.revisions.order_by("number"))
     wanted = request.GET.get("revision")
     revision = next((r for r in revisions if str(r.number) == wanted), revisions[-1] if revisions else None)
@@ -275,30 +251,25 @@ def review_page(request: HttpRequest, proposal_id: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def review_decide(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    if (denied := _maintainer_only(request)) is not None:
-        return denied
+@maintainer_only
+def review_decide(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     form = forms.DecisionForm(request.POST)
-    try:
+
+    def decide() -> object:
         if not form.is_valid():
             raise PortalError("Choose a decision and give a reason.", code="invalid")
-        services.proposal_decide(maintainer=request.user, proposal_id=proposal_id,
-                                 revision_number=form.cleaned_data["revision"],
-                                 decision=form.cleaned_data["decision"], reason=form.cleaned_data["reason"])
-    except NotFound as exc:
-        return _not_found(request, exc)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, "Decision recorded; the author was notified by email.")
-    return redirect("proposal-review", proposal_id=proposal_id)
+        return services.proposal_decide(maintainer=request.user, proposal_id=proposal_id,
+                                        revision_number=form.cleaned_data["revision"],
+                                        decision=form.cleaned_data["decision"], reason=form.cleaned_data["reason"])
+
+    return act_and_redirect(request, decide, then=lambda: redirect("proposal-review", proposal_id=proposal_id),
+                            success="Decision recorded; the author was notified by email.")
 
 
 @login_required
 @require_POST
-def review_publish(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    if (denied := _maintainer_only(request)) is not None:
-        return denied
+@maintainer_only
+def review_publish(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     form = forms.PublishForm(request.POST)
     try:
         if not form.is_valid():
@@ -307,7 +278,7 @@ def review_publish(request: HttpRequest, proposal_id: str) -> HttpResponse:
                                             dataset_names=form.cleaned_data["datasets"],
                                             status=form.cleaned_data["status"])
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     except PortalError as exc:
         messages.error(request, exc.detail)
     else:

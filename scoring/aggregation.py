@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-LEVELS = ("b1", "b2", "b3", "b4")
+from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import yaml
 
 from cli_client.formats import digests
 from scoring.engine import anonymised_task_id, declared_outputs, load_task, public_task_eval, static_validate
+from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.sandbox import Limits, SandboxBackend
 
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
@@ -30,7 +31,6 @@ REQUIRED_FILES = (
     "prompt_b4.md",
     "reference_specs.md",
 )
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 LOADABLE_STATUSES = {"sample", "final"}
 # Keys of task_meta.yaml that are framework-internal or private; never shown publicly.
 PRIVATE_META_KEYS = {"evaluation", "generation", "execution", "timeout"}

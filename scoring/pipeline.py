@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -23,11 +24,12 @@ from django.utils import timezone
 
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.aggregation import ScoredResult, aggregate
+from scoring.catalog import reference_extract, sandbox_backend, scratch_root
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
+from scoring.engine.cli import read_result_line, score_argv
 from scoring.models import InstanceScore, ScoringRun
 from scoring.sandbox import Limits, SandboxBackend, python_runtime_env
 from scoring.selectors import scoring_run_latest
-from scoring.services import reference_extract, sandbox_backend, scratch_root
 
 logger = logging.getLogger(__name__)
 Enqueue = Callable[[int, int], None]
@@ -37,7 +39,7 @@ class InfrastructureError(Exception):
     """Storage, sandbox or database trouble: retry the task, never score the result 0 for it."""
 
 
-def scoring_run_start(*, submission_id: str, requested_by: Any = None, rescore: bool = False) -> ScoringRun | None:
+def scoring_run_start(*, submission_id: str, requested_by_id: str | None = None) -> ScoringRun | None:
     """Claim a queued submission and open its scoring run (or resume the open one).
 
     Returns None when there is nothing to do (already scored, withdrawn, …).
@@ -52,7 +54,8 @@ def scoring_run_start(*, submission_id: str, requested_by: Any = None, rescore: 
         if submission.status != Submission.Status.QUEUED:
             return None
         number = (submission.scoring_runs.aggregate(n=Max("number"))["n"] or 0) + 1
-        run = ScoringRun.objects.create(submission=submission, number=number, requested_by=requested_by)
+        requester = get_user_model().objects.filter(id=requested_by_id).first() if requested_by_id else None
+        run = ScoringRun.objects.create(submission=submission, number=number, requested_by=requester)
         submission.status = Submission.Status.SCORING
         submission.scoring_started_at = timezone.now()
         submission.save(update_fields=["status", "scoring_started_at"])
@@ -103,11 +106,8 @@ def _extract_data(entry: SubmissionEntry, dest: Path) -> Path:
 
 
 def _engine_argv(backend: SandboxBackend, task_dir: Path, pred: Path, ref: Path, params: dict, level: str) -> list[str]:
-    return [
-        *backend.python_command(), "-m", "scoring.engine", "score",
-        "--task-dir", str(task_dir), "--pred-dir", str(pred), "--ref-dir", str(ref),
-        "--params", json.dumps(params, sort_keys=True), "--prompt-level", level,
-    ]
+    return score_argv(backend.python_command(), task_dir=task_dir, pred_dir=pred, ref_dir=ref,
+                      params=json.dumps(params, sort_keys=True), prompt_level=level)
 
 
 def scoring_limits() -> Limits:
@@ -128,13 +128,10 @@ def _zero(reason: str) -> dict[str, Any]:
 
 
 def _interpret(stdout: str) -> dict[str, Any]:
-    lines = [line for line in stdout.strip().splitlines() if line.strip()]
-    if not lines:
-        return _zero("the scorer printed no result")
     try:
-        result = json.loads(lines[-1])
-    except ValueError:
-        return _zero("the scorer's last line was not a JSON result")
+        result = read_result_line(stdout)
+    except ValueError as exc:
+        return _zero(str(exc))
     if result.get("evaluation_status") != "completed" or result.get("final_score") is None:
         kind = result.get("failure_kind") or "evaluation_invalid"
         return {**_zero(f"scoring could not complete ({kind}): {result.get('error') or ''}".strip()), "result": result}
@@ -266,15 +263,3 @@ def scoring_run_fail(*, scoring_run_id: int, reason: str) -> None:
             status=Submission.Status.FAILED, status_reason=reason
         )
 
-
-def submission_rescore(*, submission_id: str, requested_by: Any) -> Submission:
-    """Queue a new scoring run; earlier runs stay for comparison."""
-    with transaction.atomic():
-        updated = Submission.objects.filter(
-            id=submission_id, status__in=[Submission.Status.SCORED, Submission.Status.FAILED]
-        ).update(status=Submission.Status.QUEUED, status_reason="Rescore requested.")
-        if updated:
-            from scoring.tasks import score_submission
-
-            transaction.on_commit(lambda: score_submission.delay(str(submission_id), str(requested_by.id)))
-    return Submission.objects.get(id=submission_id)

@@ -1,5 +1,6 @@
 """Reads of the catalog. Public readers get whitelisted dicts, never model rows with private fields."""
 
+import uuid
 from typing import Any
 
 from django.db.models import Count, QuerySet
@@ -23,10 +24,6 @@ def task_public_get(task_id: str) -> Task:
     if task is None:
         raise NotFound(f"No task {task_id!r} in the catalog.")
     return task
-
-
-def domain_counts() -> list[dict[str, Any]]:
-    return list(task_public_list().values("domain").annotate(count=Count("id")).order_by("domain"))
 
 
 def dataset_get(name: str) -> Dataset:
@@ -83,11 +80,7 @@ def instance_get(dataset: Dataset, instance_id: str) -> Instance:
     return instance
 
 
-def instance_ids_of(dataset_name: str) -> set[str]:
-    return set(Instance.objects.filter(dataset_id=dataset_name).values_list("instance_id", flat=True))
-
-
-def scoring_run_latest(submission_id: object) -> "ScoringRun | None":
+def scoring_run_latest(submission_id: "uuid.UUID | str") -> "ScoringRun | None":
     """The newest scoring of a submission (a rescore adds one; earlier ones are kept)."""
     return ScoringRun.objects.filter(submission_id=submission_id).order_by("-number").first()
 

@@ -12,10 +12,7 @@ INFRASTRUCTURE_ERRORS = (pipeline.InfrastructureError, SandboxError, Operational
 
 @shared_task(name="scoring.score_submission", acks_late=True)
 def score_submission(submission_id: str, requested_by_id: str | None = None) -> None:
-    from portal.accounts.models import User
-
-    requester = User.objects.filter(id=requested_by_id).first() if requested_by_id else None
-    run = pipeline.scoring_run_start(submission_id=submission_id, requested_by=requester)
+    run = pipeline.scoring_run_start(submission_id=submission_id, requested_by_id=requested_by_id)
     if run is None:
         return
     pending = pipeline.scoring_run_pending_entries(run)
@@ -43,11 +40,3 @@ def score_entry(scoring_run_id: int, entry_id: int) -> None:
             return
         raise
     pipeline.scoring_run_finalize(scoring_run_id=scoring_run_id)
-
-
-@shared_task(name="scoring.reap_stuck_runs")
-def reap_stuck_runs() -> dict[str, int]:
-    """Beat entry: re-queue or fail runs that have been scoring for too long (scoring.reaper)."""
-    from scoring.reaper import stuck_runs_reap
-
-    return stuck_runs_reap()

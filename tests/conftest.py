@@ -2,29 +2,49 @@
 and a headless Chromium. Everything is real: PostgreSQL, Redis, gunicorn, celery, bubblewrap."""
 
 import os
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import requests
 
-REPO = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
-OUTPUT_DIR = REPO / "var" / "test-output"
+from tests.support import (
+    NAIVE_AGENT,
+    OUTPUT_DIR,
+    PASSWORD,
+    REFERENCE_AGENT,
+    REPO,
+    SUBMIT_TASKS,
+    VENV_BIN,
+    LiveServer,
+    Persona,
+    agent_results,
+    cli_env,
+    extract_instances,
+    free_port,
+    start_celery_worker,
+    stop_celery_worker,
+    subprocess_env,
+    test_database_env,
+    wait_http,
+)
+
 OFFICIAL_CLIENT_VENV = REPO / ".venv-official-asibench"
-PASSWORD = "correct horse battery staple 42"
+# Fixtures that make a test slow or a browser test whatever its module marks say: `make test-fast`
+# deselects by marker, so a new test that starts a server or Chromium cannot slip into the fast lane.
+BROWSER_FIXTURES = {"page", "browser"}
+SLOW_FIXTURES = {"portal_server", "celery_worker_process", "official_client", "official_client_with_scoring",
+                 "run_results", "full_catalog", *BROWSER_FIXTURES}
 
 
-@dataclass
-class Persona:
-    user: object
-    email: str
-    password: str = PASSWORD
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselection reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        if fixtures & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
 
 
 def _make_user(email: str, maintainer: bool = False) -> Persona:
@@ -55,63 +75,13 @@ def maintainer(db: None) -> Persona:
     return _make_user("maya@asibench.example", maintainer=True)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_http(url: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            requests.get(url, timeout=2)
-            return
-        except requests.RequestException:
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not come up within {timeout}s")
-
-
-def test_database_env() -> dict[str, str]:
-    """Environment that points a subprocess at the test database pytest-django created."""
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
-    if db["ENGINE"] != "django.db.backends.postgresql":
-        raise RuntimeError("Live-server tests need PostgreSQL: run them through `make test`.")
-    host = db.get("HOST") or "127.0.0.1"
-    port = db.get("PORT") or 5432
-    user = db.get("USER") or "postgres"
-    return {
-        "DATABASE_URL": f"postgres://{user}@{host}:{port}/{db['NAME']}",
-        "DATABASE_CONN_MAX_AGE": "0",
-    }
-
-
-@dataclass
-class LiveServer:
-    url: str
-    process: subprocess.Popen
-
-    @property
-    def api(self) -> str:
-        return f"{self.url}/api/v1"
-
-
-def _subprocess_env(extra: dict[str, str]) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(extra)
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
 @pytest.fixture(scope="session")
 def portal_server(django_db_setup: None, django_db_blocker: object) -> Iterator[LiveServer]:
     """The Portal under gunicorn on a free port, on the test database. Use with transactional_db."""
     port = free_port()
     OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
     log = open(OUTPUT_DIR / "gunicorn.log", "w")
-    env = _subprocess_env({**test_database_env(), "ASIBENCH_DEVICE_POLL_INTERVAL": "1", "DEBUG": "1"})
+    env = subprocess_env({**test_database_env(), "ASIBENCH_DEVICE_POLL_INTERVAL": "1", "DEBUG": "1"})
     proc = subprocess.Popen(
         [str(VENV_BIN / "gunicorn"), "portal.wsgi:application", "--bind", f"127.0.0.1:{port}",
          "--workers", "2", "--threads", "4", "--timeout", "300"],
@@ -125,31 +95,6 @@ def portal_server(django_db_setup: None, django_db_blocker: object) -> Iterator[
         proc.terminate()
         proc.wait(timeout=20)
         log.close()
-
-
-def start_celery_worker(name: str, concurrency: int = 2, extra_env: dict[str, str] | None = None) -> subprocess.Popen:
-    """A real Celery worker process (its own process group) on the Redis broker and the test database."""
-    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
-    log = open(OUTPUT_DIR / f"celery-{name}.log", "w")
-    env = _subprocess_env({**test_database_env(), **(extra_env or {})})
-    return subprocess.Popen(
-        [str(VENV_BIN / "celery"), "-A", "portal", "worker", "--loglevel", "INFO", "--concurrency", str(concurrency),
-         "--hostname", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-
-
-def stop_celery_worker(proc: subprocess.Popen, kill: bool = False) -> None:
-    import signal
-
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, signal.SIGKILL if kill else signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
 
 
 @pytest.fixture
@@ -192,15 +137,7 @@ def official_client_with_scoring() -> Path:
 @pytest.fixture
 def cli_home(tmp_path: Path) -> dict[str, str]:
     """Environment for a CLI subprocess: its own credential dir, no browser, no inherited token."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASIBENCH_", "AI4SCI_"))}
-    env.update(
-        ASIBENCH_CREDENTIALS_DIR=str(tmp_path / "creds"),
-        ASIBENCH_NO_BROWSER="1",
-        HOME=str(tmp_path / "home"),
-        NO_COLOR="1",
-    )
-    (tmp_path / "home").mkdir()
-    return env
+    return cli_env(tmp_path / "home")
 
 
 @pytest.fixture(scope="session")
@@ -229,24 +166,9 @@ def page(browser: object) -> Iterator[object]:
     context.close()
 
 
-def browser_login(page: object, server: LiveServer, persona: Persona) -> None:
-    page.goto(f"{server.url}/accounts/login/")  # type: ignore[attr-defined]
-    page.fill("input[name=login]", persona.email)  # type: ignore[attr-defined]
-    page.fill("input[name=password]", persona.password)  # type: ignore[attr-defined]
-    page.click("button[type=submit]")  # type: ignore[attr-defined]
-    page.wait_for_selector("[data-testid=signed-in-as]")  # type: ignore[attr-defined]
-
-
-def screenshot(page: object, name: str) -> Path:
-    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
-    path = OUTPUT_DIR / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
-    return path
-
-
 def load_catalog(task_ids: set[str] | None = None) -> object:
     """Load the real tasks/ (optionally a subset) into the catalog, committed for live servers."""
-    from scoring.services import catalog_load
+    from scoring.catalog import catalog_load
 
     return catalog_load(only_tasks=task_ids)
 
@@ -275,7 +197,6 @@ def full_catalog(django_db_setup: None, django_db_blocker: object) -> Iterator[o
 def _submit_catalog_rows(django_db_setup: None, django_db_blocker: object) -> Iterator[list]:
     """Generate the two tasks the submission tests use once per module; clear them afterwards."""
     from scoring.models import Dataset, Instance, Task
-    from tests.support import SUBMIT_TASKS
 
     with django_db_blocker.unblock():  # type: ignore[attr-defined]
         report = load_catalog(set(SUBMIT_TASKS))
@@ -307,7 +228,6 @@ def run_results(tmp_path_factory: pytest.TempPathFactory, django_db_setup: None,
     Generation is deterministic, so these stay valid for every catalog load of the same tasks.
     """
     from scoring.models import Instance
-    from tests.support import NAIVE_AGENT, REFERENCE_AGENT, SUBMIT_TASKS, agent_results, extract_instances
 
     base = tmp_path_factory.mktemp("runs")
     with django_db_blocker.unblock():  # type: ignore[attr-defined]

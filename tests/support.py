@@ -1,12 +1,152 @@
-"""Helpers for tests that drive real processes: the CLI clients and the browser."""
+"""Helpers for tests that drive real processes: the CLI clients, servers, workers and the browser.
 
+Test modules and conftest files import from here (never from each other), so every helper has one home.
+"""
+
+import os
 import re
+import signal
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+import requests
 
 REPO = Path(__file__).resolve().parent.parent
 OUR_CLI = [sys.executable, "-m", "cli_client"]
+VENV_BIN = Path(sys.executable).parent
+OUTPUT_DIR = REPO / "var" / "test-output"
+PASSWORD = "correct horse battery staple 42"
+
+T = TypeVar("T")
+
+
+def wait_for(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.2) -> T:
+    """Poll until `predicate()` is truthy and return its value; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+@dataclass
+class Persona:
+    user: object
+    email: str
+    password: str = PASSWORD
+
+
+@dataclass
+class LiveServer:
+    url: str
+    process: subprocess.Popen
+
+    @property
+    def api(self) -> str:
+        return f"{self.url}/api/v1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 30.0) -> None:
+    def answers() -> bool:
+        try:
+            requests.get(url, timeout=2)
+            return True
+        except requests.RequestException:
+            return False
+
+    wait_for(answers, timeout, f"{url} to come up")
+
+
+def test_database_env() -> dict[str, str]:
+    """Environment that points a subprocess at the test database pytest-django created."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] != "django.db.backends.postgresql":
+        raise RuntimeError("Live-server tests need PostgreSQL: run them through `make test`.")
+    host = db.get("HOST") or "127.0.0.1"
+    port = db.get("PORT") or 5432
+    user = db.get("USER") or "postgres"
+    return {
+        "DATABASE_URL": f"postgres://{user}@{host}:{port}/{db['NAME']}",
+        "DATABASE_CONN_MAX_AGE": "0",
+    }
+
+
+def subprocess_env(extra: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(extra)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def start_celery_worker(name: str, concurrency: int = 2, extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    """A real Celery worker process (its own process group) on the Redis broker and the test database."""
+    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
+    log = open(OUTPUT_DIR / f"celery-{name}.log", "w")
+    env = subprocess_env({**test_database_env(), **(extra_env or {})})
+    return subprocess.Popen(
+        [str(VENV_BIN / "celery"), "-A", "portal", "worker", "--loglevel", "INFO", "--concurrency", str(concurrency),
+         "--hostname", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+
+
+def stop_celery_worker(proc: subprocess.Popen, kill: bool = False) -> None:
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGKILL if kill else signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def host_pids_with(marker: str) -> list[int]:
+    """Host processes whose command line contains `marker` (zombies and this process excluded)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def browser_login(page: object, server: LiveServer, persona: Persona) -> None:
+    page.goto(f"{server.url}/accounts/login/")  # type: ignore[attr-defined]
+    page.fill("input[name=login]", persona.email)  # type: ignore[attr-defined]
+    page.fill("input[name=password]", persona.password)  # type: ignore[attr-defined]
+    page.click("button[type=submit]")  # type: ignore[attr-defined]
+    page.wait_for_selector("[data-testid=signed-in-as]")  # type: ignore[attr-defined]
+
+
+def screenshot(page: object, name: str) -> Path:
+    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
+    path = OUTPUT_DIR / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+    return path
 
 
 def run_cli(argv: list[str], env: dict[str, str], stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
@@ -38,8 +178,7 @@ NAIVE_AGENT = f"python {REPO}/examples/agents/naive_agent.py --workspace {{works
 
 
 def cli_env(home: Path) -> dict[str, str]:
-    import os
-
+    """Environment for a CLI subprocess: HOME and credentials under `home`, no browser, no inherited token."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASIBENCH_", "AI4SCI_"))}
     env.update(NO_COLOR="1", HOME=str(home), ASIBENCH_NO_BROWSER="1", ASIBENCH_CREDENTIALS_DIR=str(home / "creds"))
     home.mkdir(parents=True, exist_ok=True)

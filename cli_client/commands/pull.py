@@ -8,7 +8,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 
 from cli_client.context import CliContext
 from cli_client.errors import CliError
-from cli_client.pull import list_instances, pull_instance
+from cli_client.instance_fetch import list_instances, pull_instance
 
 pass_cli = click.make_pass_decorator(CliContext)
 

@@ -12,8 +12,9 @@ from rich.table import Table
 
 from cli_client.context import CliContext
 from cli_client.errors import CliError
-from cli_client.runner import PROMPT_LEVELS, Outcome, Runner, RunOptions, WorkItem
+from cli_client.runner import Outcome, Runner, RunOptions, WorkItem
 from cli_client.ui import console as make_console
+from scoring.engine.taskdef import PROMPT_LEVELS
 
 pass_cli = click.make_pass_decorator(CliContext)
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from cli_client.errors import CliError
-from cli_client.validation import ValidationReport, validate_task_dir
+from cli_client.presubmit import ValidationReport, validate_task_dir
 
 MARKS = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"), "skipped": ("SKIP", "yellow")}
 

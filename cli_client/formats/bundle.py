@@ -3,7 +3,7 @@
 Pure: standard library only, no Django, no network. The layout, the manifest and the archive
 match what the official `asibench` 0.2.0 client writes (client contract §3.3-3.6), so a bundle
 built here and one built there are interchangeable for the Portal's verifier
-(`cli_client.formats.bundle_verify`).
+(`portal.submissions.bundle_verify`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ OFFICIAL_SEED_NUMBER = "42"
 OFFICIAL_SEED = f"seed{OFFICIAL_SEED_NUMBER}"
 SEED42_REPO = "Apexintelligence-AI/ASI-Bench-seed42"
 SEED42_REPO_NAMES = frozenset({OFFICIAL_SEED, SEED42_REPO})
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 
 SEED_SUFFIX_RE = re.compile(r"(?:^|_)seed(?P<number>[0-9]+)$")
 _ATTEMPT_SUFFIX_RE = re.compile(r"__attempt(?P<n>[0-9]+)$")
@@ -58,20 +57,10 @@ def seed_number(instance_id: str) -> str | None:
     return match.group("number") if match else None
 
 
-def is_seed42(instance_id: str) -> bool:
-    return seed_number(instance_id) == OFFICIAL_SEED_NUMBER
-
-
 def task_id_of(instance_id: str) -> str | None:
     """`task_id` is the part of the instance id before the first `__`; None if there is no `__`."""
     task_id, sep, rest = instance_id.partition("__")
     return task_id if sep and task_id and rest else None
-
-
-def expected_base_name(instance_id: str, prompt_level: str, attempt: int) -> str:
-    """The result stem the runner writes: attempt 1 has no suffix, retries add `__attempt<N>`."""
-    base = f"{instance_id}__{prompt_level}"
-    return base if attempt == 1 else f"{base}__attempt{attempt}"
 
 
 def base_name_matches(base_name: str, instance_id: str, prompt_level: str, attempt: int) -> bool:
@@ -80,7 +69,7 @@ def base_name_matches(base_name: str, instance_id: str, prompt_level: str, attem
     if base_name == plain:
         return attempt == 1
     match = _ATTEMPT_SUFFIX_RE.search(base_name)
-    return bool(match) and base_name[: match.start()] == plain and int(match.group("n")) == attempt
+    return match is not None and base_name[: match.start()] == plain and int(match.group("n")) == attempt
 
 
 def is_seed42_repo(name: str | None) -> bool:

@@ -133,11 +133,13 @@ def public_summary(record: dict[str, Any] | None) -> dict[str, Any] | None:
             stats = result["scores"].get(level)
             if not isinstance(stats, dict) or _number(stats.get("mean")) is None:
                 continue
-            row = {key: _number(stats.get(key)) for key in ("mean", "max", "min")}
+            mean = _number(stats.get("mean"))
+            enforced = level in GATED_LEVELS
+            row: dict[str, Any] = {key: _number(stats.get(key)) for key in ("mean", "max", "min")}
             row["n"] = stats.get("n") if isinstance(stats.get("n"), int) else None
             row["prompt_level"] = level
-            row["enforced"] = level in GATED_LEVELS
-            row["passed"] = (row["mean"] < threshold) if row["enforced"] else True  # type: ignore[operator]
+            row["enforced"] = enforced
+            row["passed"] = (mean is not None and mean < threshold) if enforced else True
             rows.append(row)
         agents.append({"agent": str(result.get("agent") or "")[:60], "model": str(result.get("model") or "")[:120],
                        "rows": rows})

@@ -3,6 +3,7 @@
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 _CHUNK = 1 << 20
 
@@ -17,6 +18,17 @@ def sha256_file(path: Path) -> str:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def sha256_stream(handle: IO[bytes]) -> tuple[str, int]:
+    """Digest and size of a seekable stream, read in chunks from the start; leaves it rewound."""
+    handle.seek(0)
+    digest, size = hashlib.sha256(), 0
+    while chunk := handle.read(_CHUNK):
+        digest.update(chunk)
+        size += len(chunk)
+    handle.seek(0)
+    return digest.hexdigest(), size
 
 
 def tree_hashes(root: Path, skip: Callable[[Path], bool] = lambda _: False) -> dict[str, str]:

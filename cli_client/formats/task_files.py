@@ -34,7 +34,6 @@ MULTI_TURN_AGENTS = frozenset({
     "antigravity_cli", "claude_code_cli", "codewhale", "codex_cli", "hermes",
     "kimi_code_cli", "mimo_code_cli", "openhands", "opencode_cli", "pi_cli",
 })
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 
 
 class TaskFileError(ValueError):

@@ -1,6 +1,7 @@
 from typing import Any
 
 from django import template
+from django.contrib.auth.models import AnonymousUser
 
 from leaderboard import selectors
 from leaderboard.models import LeaderboardEntry, RunReview
@@ -16,7 +17,7 @@ def run_review_panel(context: dict[str, Any], run: Any) -> dict[str, Any]:
     The owner sees who acted by role ("maintainer"), never a maintainer's name or e-mail address.
     """
     request = context.get("request")
-    maintainer = user_is_maintainer(getattr(request, "user", None))
+    maintainer = user_is_maintainer(getattr(request, "user", None) or AnonymousUser())
     return {
         "run": run,
         "review": RunReview.objects.filter(submission=run).first(),

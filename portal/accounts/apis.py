@@ -8,8 +8,9 @@ from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 from rest_framework.views import APIView
 
 from portal.accounts import services
+from portal.accounts.authentication import AuthedApiRequest
 from portal.accounts.selectors import user_public_profile
-from portal.urls_helpers import absolute_url
+from portal.public_urls import public_url
 
 
 class DeviceCodeThrottle(AnonRateThrottle):
@@ -38,7 +39,7 @@ class MeApi(APIView):
             },
         )
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthedApiRequest) -> Response:
         return Response(user_public_profile(request.user))
 
 
@@ -56,7 +57,7 @@ class DeviceCodeApi(APIView):
         data = self.DeviceCodeInputSerializer(data=request.data if isinstance(request.data, dict) else {})
         data.is_valid(raise_exception=True)
         started = services.device_grant_start(**data.validated_data)
-        verification_uri = absolute_url(request, "/submit/activate")
+        verification_uri = public_url("/submit/activate", request)
         return Response(
             {
                 "device_code": started.device_code,

@@ -1,9 +1,15 @@
-from django.http import HttpRequest
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
 from portal.accounts.models import User
 from portal.accounts.services import TokenRejected, cli_token_authenticate
+
+
+class AuthedApiRequest(Request):
+    """The request an IsAuthenticated API view receives: its user is signed in, never AnonymousUser."""
+
+    user: User
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -11,7 +17,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     keyword = "Bearer"
 
-    def authenticate(self, request: HttpRequest) -> tuple[User, object] | None:
+    def authenticate(self, request: Request) -> tuple[User, object] | None:
         header = authentication.get_authorization_header(request).decode("latin-1").strip()
         if not header:
             return None
@@ -27,7 +33,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed(exc.detail) from None
         return token.user, token
 
-    def authenticate_header(self, request: HttpRequest) -> str:
+    def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'
 
 

@@ -35,7 +35,7 @@ class _RevokeCliTokensOnSave(forms.Form):
         required=False, initial=True, label="Also revoke all my CLI tokens (log every asibench client out)"
     )
 
-    def save(self) -> None:  # type: ignore[override]
+    def save(self) -> None:
         super().save()  # type: ignore[misc]
         if self.cleaned_data.get("revoke_cli_tokens"):
             cli_tokens_revoke_all(user=self.user)  # type: ignore[attr-defined]

@@ -1,17 +1,18 @@
 """Reads for accounts."""
 
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
 from portal.accounts.models import CliToken, User
 from portal.accounts.services import MAINTAINERS_GROUP
 
 
-def user_is_maintainer(user: User | object) -> bool:
+def user_is_maintainer(user: User | AnonymousUser) -> bool:
     if not getattr(user, "is_authenticated", False):
         return False
     if getattr(user, "is_superuser", False):
         return True
-    return user.groups.filter(name=MAINTAINERS_GROUP).exists()  # type: ignore[attr-defined]
+    return user.groups.filter(name=MAINTAINERS_GROUP).exists()
 
 
 def cli_token_list(*, user: User) -> QuerySet[CliToken]:

@@ -201,8 +201,9 @@ def device_grant_redeem(*, device_code: str) -> tuple[IssuedToken, User]:
             assert grant.user is not None
             # A token minted by a browser click expires by default; the user can make a longer
             # one deliberately on the settings page.
+            user = grant.user
             issued = cli_token_create(
-                user=grant.user,
+                user=user,
                 name=f"{grant.client_name} (device login {now:%Y-%m-%d %H:%M})",
                 scope=grant.scope,
                 client_name=grant.client_name,
@@ -213,7 +214,7 @@ def device_grant_redeem(*, device_code: str) -> tuple[IssuedToken, User]:
             grant.save(update_fields=["last_polled_at", "status", "token"])
     if refusal is not None:
         raise refusal
-    return issued, grant.user
+    return issued, user
 
 
 # --- roles ---------------------------------------------------------------------------------

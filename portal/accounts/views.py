@@ -1,7 +1,7 @@
 from allauth.core.internal import ratelimit
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -9,11 +9,12 @@ from portal.accounts import services
 from portal.accounts.forms import CliTokenCreateForm, DeviceCodeForm, DeviceDecisionForm
 from portal.accounts.selectors import cli_token_list
 from portal.errors import PortalError
+from portal.pages import AuthedRequest
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def settings_page(request: HttpRequest) -> HttpResponse:
+def settings_page(request: AuthedRequest) -> HttpResponse:
     issued = None
     form = CliTokenCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -35,7 +36,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_revoke(request: HttpRequest, token_id: str) -> HttpResponse:
+def token_revoke(request: AuthedRequest, token_id: str) -> HttpResponse:
     try:
         token = services.cli_token_revoke(user=request.user, token_id=token_id)
     except PortalError as exc:
@@ -50,18 +51,18 @@ _ACTIVATE_LIMIT = {"app": "allauth.account", "action": "device_activate", "limit
 _TOO_MANY_CODES = "Too many wrong codes. Wait a few minutes, then start the login again in your terminal."
 
 
-def _guesses_exhausted(request: HttpRequest) -> bool:
+def _guesses_exhausted(request: AuthedRequest) -> bool:
     return ratelimit.consume(request, user=request.user, dry_run=True, **_ACTIVATE_LIMIT) is None
 
 
-def _wrong_code(request: HttpRequest, form: DeviceCodeForm, message: str) -> HttpResponse:
+def _wrong_code(request: AuthedRequest, form: DeviceCodeForm, message: str) -> HttpResponse:
     ratelimit.consume(request, user=request.user, **_ACTIVATE_LIMIT)
     return render(request, "accounts/activate.html", {"form": form, "error": message})
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def activate_page(request: HttpRequest) -> HttpResponse:
+def activate_page(request: AuthedRequest) -> HttpResponse:
     """Device login: enter (or follow a link with) the code, then approve or deny."""
     code = request.POST.get("code") or request.GET.get("code")
     if code and _guesses_exhausted(request):

@@ -20,7 +20,9 @@ def _from_proposal(task: Task) -> dict[str, Any] | None:
         "revision").order_by("-created_at").first()
     if accepted is None:
         return None
-    fields = accepted.revision.fields
+    revision = accepted.revision
+    assert revision is not None  # filtered on revision__isnull=False
+    fields = revision.fields
     scores = {level: {"mean": fields.get(f"score_{level}")} for level in policy.PROMPT_LEVELS}
     record = {"evaluations": [{
         "date": accepted.created_at.date().isoformat(),
@@ -33,7 +35,7 @@ def _from_proposal(task: Task) -> dict[str, Any] | None:
     summary = policy.public_summary(record)
     if summary is None:
         return None
-    return {**summary, "source": f"the author's local test, accepted with revision {accepted.revision.number}",
+    return {**summary, "source": f"the author's local test, accepted with revision {revision.number}",
             "task_version": task.version}
 
 

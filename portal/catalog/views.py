@@ -6,12 +6,9 @@ from django.shortcuts import render
 from portal.catalog.selectors import task_difficulty
 from portal.errors import NotFound
 from portal.markdown import render_markdown
+from portal.pages import not_found_page
 from scoring import selectors
-from scoring.generation import PROMPT_LEVELS
-
-
-def _not_found(request: HttpRequest, exc: NotFound) -> HttpResponse:
-    return render(request, "portal/error.html", {"message": exc.detail}, status=404)
+from scoring.engine.taskdef import PROMPT_LEVELS
 
 
 def task_list(request: HttpRequest) -> HttpResponse:
@@ -28,7 +25,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
     try:
         task = selectors.task_public_get(task_id)
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     prompts = [(level, render_markdown(task.prompts.get(level, ""))) for level in PROMPT_LEVELS]
     return render(
         request,
@@ -49,7 +46,7 @@ def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
     try:
         dataset = selectors.dataset_get(name)
     except NotFound as exc:
-        return _not_found(request, exc)
+        return not_found_page(request, exc)
     instances = selectors.instance_list(dataset)
     return render(
         request,

@@ -1,11 +1,11 @@
 from drf_spectacular.utils import extend_schema
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
+from portal.accounts.authentication import AuthedApiRequest
+from portal.public_urls import public_url
 from portal.submissions import services
-from portal.urls_helpers import absolute_url
 
 
 class UploadThrottle(UserRateThrottle):
@@ -20,7 +20,7 @@ def intake_response_body(request: object, result: services.IntakeResult) -> dict
         "integrity_ok": submission.integrity_ok,
         "incomplete_instances": list(submission.incomplete_instances),
         "message": services.intake_message(submission, result.created),
-        "confirm_url": absolute_url(request, f"/submit/submissions/{submission.id}"),  # type: ignore[arg-type]
+        "confirm_url": public_url(f"/submit/submissions/{submission.id}", request),  # type: ignore[arg-type]
         "created": result.created,
     }
 
@@ -32,7 +32,7 @@ class BundleUploadApi(APIView):
     throttle_classes = [UploadThrottle]
 
     @extend_schema(request={"application/gzip": bytes}, responses={201: dict, 200: dict, 413: dict, 422: dict})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthedApiRequest) -> Response:
         raw = request._request
         length = raw.META.get("CONTENT_LENGTH")
         result = services.submission_intake(

@@ -6,9 +6,9 @@ from django.db.models.functions import Coalesce
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.models import Submission
-
-LEVELS = ("b1", "b2", "b3", "b4")
-
+from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
+from scoring.models import InstanceScore
+from scoring.selectors import scoring_run_latest
 
 # A configuration, as the board groups runs: the same owner trying the same agent setup again.
 CONFIGURATION_FIELDS = ("owner", "dataset", "agent", "model", "effort", "sandbox")
@@ -36,9 +36,6 @@ def submission_list_for_owner(user: User) -> QuerySet[Submission]:
 
 def scoring_summary(submission: Submission, with_details: bool) -> dict[str, Any] | None:
     """Progress and aggregates for the owner; per-result scores and reasons for maintainers."""
-    from scoring.models import InstanceScore
-    from scoring.selectors import scoring_run_latest
-
     run = scoring_run_latest(submission.id)
     if run is None:
         return None

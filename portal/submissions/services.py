@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from django.conf import settings
 from django.core.files import File
@@ -16,21 +16,24 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from cli_client.formats.bundle_verify import (
+from portal.accounts.models import User
+from portal.accounts.selectors import user_is_maintainer
+from portal.errors import NotFound, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
+from portal.submissions.bundle_verify import (
     BundleLimits,
     BundleRejected,
+    ByteSource,
     VerifiedBundle,
     VerifiedEntry,
     verify_bundle_stream,
 )
-from portal.accounts.models import User
-from portal.errors import NotFound, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
 from portal.submissions.models import Submission, SubmissionEntry
+from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, Instance, Task
+from scoring.tasks import score_submission
 
 logger = logging.getLogger(__name__)
 OFFICIAL_DATASET = "seed42"
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 
 
 class BundleRefused(PortalError):
@@ -43,6 +46,7 @@ class _TempArchive(File):
     """A finished temp file that FileSystemStorage can move into place instead of copying."""
 
     def temporary_file_path(self) -> str:
+        assert self.file is not None
         return self.file.name
 
 
@@ -116,7 +120,7 @@ class IntakeResult:
 
 
 def submission_intake(
-    *, user: User, stream: BinaryIO, content_length: int | None, filename: str = ""
+    *, user: User, stream: ByteSource, content_length: int | None, filename: str | None = ""
 ) -> IntakeResult:
     """Verify a bundle while it streams in and park it as a private draft.
 
@@ -152,7 +156,7 @@ def submission_intake(
         existing = _live_upload(user, bundle.archive_sha256).first()
         if existing is not None:
             return IntakeResult(existing, created=False)
-        return IntakeResult(_draft_create(user, dataset, bundle, Path(handle.name), filename), created=True)
+        return IntakeResult(_draft_create(user, dataset, bundle, Path(handle.name), filename or ""), created=True)
     finally:
         if os.path.exists(handle.name):
             os.unlink(handle.name)
@@ -233,8 +237,6 @@ def intake_message(submission: Submission, created: bool) -> str:
 
 def submission_get_for(*, user: User, submission_id: str) -> Submission:
     """The submission if `user` owns it or is a maintainer; otherwise NotFound (never 403: no probing)."""
-    from portal.accounts.selectors import user_is_maintainer
-
     submission = Submission.objects.select_related("dataset", "owner").filter(id=submission_id).first()
     if submission is None or (submission.owner_id != user.id and not user_is_maintainer(user)):
         raise NotFound("No such submission.")
@@ -262,9 +264,7 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
             status=Submission.Status.QUEUED, confirmed_at=timezone.now(), expires_at=None
         )
         if claimed:
-            from scoring.tasks import score_submission
-
-            transaction.on_commit(lambda: score_submission.delay(str(submission.id)))
+            scoring_enqueue_on_commit(submission_id=str(submission.id))
     submission.refresh_from_db()
     return submission
 
@@ -284,8 +284,8 @@ def _confirm_quota_check(user: User, submission: Submission) -> None:
         )
     User.objects.select_for_update().filter(id=user.id).first()
     since = timezone.now() - timedelta(days=1)
-    recent = list(Submission.objects.filter(owner=user, confirmed_at__gte=since)
-                  .order_by("confirmed_at").values_list("confirmed_at", flat=True))
+    recent = [at for at in Submission.objects.filter(owner=user, confirmed_at__gte=since)
+              .order_by("confirmed_at").values_list("confirmed_at", flat=True) if at is not None]
     if len(recent) >= settings.CONFIRMS_PER_DAY_LIMIT:
         frees_at = recent[len(recent) - settings.CONFIRMS_PER_DAY_LIMIT] + timedelta(days=1)
         raise QuotaExceeded(
@@ -294,6 +294,20 @@ def _confirm_quota_check(user: User, submission: Submission) -> None:
             f"{frees_at:%Y-%m-%d %H:%M} UTC.",
             code="confirm_quota",
         )
+def submission_rescore(*, submission_id: str, requested_by: User) -> Submission:
+    """Queue a new scoring run of a scored or failed run; earlier runs stay for comparison."""
+    with transaction.atomic():
+        updated = Submission.objects.filter(
+            id=submission_id, status__in=[Submission.Status.SCORED, Submission.Status.FAILED]
+        ).update(status=Submission.Status.QUEUED, status_reason="Rescore requested.")
+        if updated:
+            scoring_enqueue_on_commit(submission_id=str(submission_id), requested_by_id=str(requested_by.id))
+    return Submission.objects.get(id=submission_id)
+
+
+def scoring_enqueue_on_commit(*, submission_id: str, requested_by_id: str | None = None) -> None:
+    """The one way a run enters the scoring queue (confirm and rescore): ids only, after commit."""
+    transaction.on_commit(lambda: score_submission.delay(submission_id, requested_by_id))
 
 
 def submission_withdraw(*, user: User, submission_id: str) -> Submission:

@@ -1,24 +1,27 @@
+from collections.abc import Callable
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from portal.errors import NotFound, PortalError
+from portal.pages import AuthedRequest, act_and_redirect, not_found_page
 from portal.submissions import selectors, services
 from portal.uploads import upload_limit
 
 
 @login_required
-def dashboard(request: HttpRequest) -> HttpResponse:
+def dashboard(request: AuthedRequest) -> HttpResponse:
     return render(request, "submissions/dashboard.html", {"runs": selectors.submission_list_for_owner(request.user)})
 
 
 @upload_limit(lambda: settings.BUNDLE_MAX_COMPRESSED_BYTES)
 @login_required
 @require_http_methods(["GET", "POST"])
-def upload_page(request: HttpRequest) -> HttpResponse:
+def upload_page(request: AuthedRequest) -> HttpResponse:
     error = None
     if request.method == "POST":
         upload = request.FILES.get("bundle")
@@ -39,34 +42,27 @@ def upload_page(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def submission_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
+def submission_detail(request: AuthedRequest, submission_id: str) -> HttpResponse:
     try:
         submission = services.submission_get_for(user=request.user, submission_id=submission_id)
     except NotFound as exc:
-        return render(request, "portal/error.html", {"message": exc.detail}, status=404)
+        return not_found_page(request, exc)
     context = selectors.submission_report_context(submission, viewer=request.user)
     return render(request, "submissions/detail.html", context)
 
 
 @login_required
 @require_POST
-def submission_confirm(request: HttpRequest, submission_id: str) -> HttpResponse:
+def submission_confirm(request: AuthedRequest, submission_id: str) -> HttpResponse:
     return _act(request, submission_id, services.submission_confirm, "Confirmed: your run is in the scoring queue.")
 
 
 @login_required
 @require_POST
-def submission_withdraw(request: HttpRequest, submission_id: str) -> HttpResponse:
+def submission_withdraw(request: AuthedRequest, submission_id: str) -> HttpResponse:
     return _act(request, submission_id, services.submission_withdraw, "Draft withdrawn; its bundle was deleted.")
 
 
-def _act(request: HttpRequest, submission_id: str, action, success: str) -> HttpResponse:  # type: ignore[no-untyped-def]
-    try:
-        action(user=request.user, submission_id=submission_id)
-    except NotFound as exc:
-        return render(request, "portal/error.html", {"message": exc.detail}, status=404)
-    except PortalError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, success)
-    return redirect("submission-detail", submission_id=submission_id)
+def _act(request: AuthedRequest, submission_id: str, action: Callable[..., object], success: str) -> HttpResponse:
+    return act_and_redirect(request, lambda: action(user=request.user, submission_id=submission_id),
+                            then=lambda: redirect("submission-detail", submission_id=submission_id), success=success)

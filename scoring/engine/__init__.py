@@ -17,7 +17,9 @@ from .registry import Scorer, register_scorer
 from .report import build_local_report
 from .scoring import score_instance
 from .staging import stage_prediction_dir
+from .static_checks import static_validate
 from .taskdef import (
+    PROMPT_LEVELS,
     anonymised_task_id,
     declared_outputs,
     instance_id_for_params,
@@ -28,10 +30,10 @@ from .taskdef import (
 )
 from .templates import resolve_templates
 from .types import ScoreDetail
-from .validate import static_validate
 from .version import ENGINE_VERSION
 
 __all__ = [
+    "PROMPT_LEVELS",
     "ENGINE_VERSION",
     "EngineError",
     "EvaluationConfigError",

@@ -6,14 +6,15 @@ import argparse
 import contextlib
 import json
 import sys
+from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, TextIO
 
 from .scoring import score_instance
+from .static_checks import static_validate
 from .taskdef import public_task_eval
 from .types import jsonable
-from .validate import static_validate
 
 
 class ExitStatus(IntEnum):
@@ -55,6 +56,36 @@ def build_parser() -> argparse.ArgumentParser:
     public = commands.add_parser("public-eval", help="print the public scoring-only task_eval")
     public.add_argument("--task-dir", type=Path, required=True)
     return parser
+
+
+def score_argv(python: Sequence[str], *, task_dir: Path, pred_dir: Path, ref_dir: Path, params: str,
+               prompt_level: str | None = None) -> list[str]:
+    """The command line of one `score` run; `params` is a JSON object or `@file` holding one.
+
+    The one place callers (the Portal's scoring, `asibench score`, `asibench validate`) build it.
+    """
+    argv = [*python, "-m", "scoring.engine", "score", "--task-dir", str(task_dir), "--pred-dir", str(pred_dir),
+            "--ref-dir", str(ref_dir), "--params", params]
+    if prompt_level:
+        argv += ["--prompt-level", prompt_level]
+    return argv
+
+
+def read_result_line(stdout: str) -> dict[str, Any]:
+    """The JSON object `_emit` put on the last non-empty stdout line.
+
+    Raises ValueError with a reason fit for a submitter when there is none.
+    """
+    lines = [line for line in stdout.strip().splitlines() if line.strip()]
+    if not lines:
+        raise ValueError("the scorer printed no result")
+    try:
+        result = json.loads(lines[-1])
+    except ValueError:
+        raise ValueError("the scorer's last line was not a JSON result") from None
+    if not isinstance(result, dict):
+        raise ValueError("the scorer's last line was not a JSON result")
+    return result
 
 
 def _emit(payload: dict[str, Any], stdout: TextIO) -> None:

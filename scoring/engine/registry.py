@@ -38,7 +38,7 @@ _custom_sink: contextvars.ContextVar[dict[str, type] | None] = contextvars.Conte
 def register_scorer(name: str) -> Callable[[S], S]:
     def decorator(cls: S) -> S:
         if not getattr(cls, "name", None):
-            cls.name = name
+            setattr(cls, "name", name)  # noqa: B010 (S is any class: no attribute to assign statically)
         sink = _custom_sink.get()
         (sink if sink is not None else _BUILTINS)[name] = cls
         return cls

@@ -19,7 +19,9 @@ __all__ = [
     "declared_outputs",
     "instance_id_for_params",
     "instance_id_for_seed",
+    "PROMPT_LEVELS",
     "load_task",
+    "mapping_at",
     "merge_task_eval",
     "public_task_eval",
     "read_yaml_mapping",
@@ -33,6 +35,15 @@ LEGACY_FILE = "task.yaml"
 META_FILE = "task_meta.yaml"
 EVAL_FILE = "task_eval.yaml"
 SEED_MAX = 2**31 - 1
+# The prompt levels every task defines, from the most guidance (b1) to the least (b4): the one
+# definition the CLI, the Portal and the leaderboard all import.
+PROMPT_LEVELS: tuple[str, ...] = ("b1", "b2", "b3", "b4")
+
+
+def mapping_at(data: dict[str, Any] | None, key: str) -> dict[str, Any]:
+    """`data[key]` when it is a mapping, else an empty one: task YAML sections are optional and untrusted."""
+    value = (data or {}).get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
@@ -96,8 +107,8 @@ def load_task(task_dir: Path) -> dict[str, Any]:
     else:
         raise TaskDefinitionError(f"{task_dir}: neither {LEGACY_FILE} nor {META_FILE} exists")
 
-    generation = task.get("generation") if isinstance(task.get("generation"), dict) else {}
-    runtime = task.get("runtime") if isinstance(task.get("runtime"), dict) else {}
+    generation = mapping_at(task, "generation")
+    runtime = mapping_at(task, "runtime")
     packages = runtime.get("packages") or []
     if not isinstance(packages, list):
         raise TaskDefinitionError(f"{task_dir}: runtime.packages must be a list")
@@ -124,7 +135,7 @@ def sample_params(task: dict[str, Any], run_seed: int, idx: int = 0) -> dict[str
     ``seed`` drawn last, overwriting any declared seed. Finite mode: the ``idx``-th setting
     of a ``Random(run_seed)`` shuffle, cycling, without its ``id``.
     """
-    generation = task.get("generation") if isinstance(task.get("generation"), dict) else {}
+    generation = mapping_at(task, "generation")
     if (generation.get("mode") or "infinite") == "finite":
         settings = generation.get("settings") or []
         if not settings:
@@ -180,7 +191,7 @@ def anonymised_task_id(task_id: str) -> str:
 
 def declared_outputs(task: dict[str, Any]) -> list[dict[str, Any]]:
     """The agent-visible output declaration: ``[{name, type}]`` in YAML order."""
-    output = task.get("output") if isinstance(task.get("output"), dict) else {}
+    output = mapping_at(task, "output")
     result = []
     for entry in output.get("files") or []:
         if isinstance(entry, dict) and entry.get("name"):
@@ -194,11 +205,11 @@ def public_task_eval(task_dir: Path) -> dict[str, Any]:
     task = load_task(task_dir)
     if task["_task_eval_yaml"] is not None:
         raw = read_yaml_mapping(task["_task_eval_yaml"])
-        output = raw.get("output") if isinstance(raw.get("output"), dict) else {}
+        output = mapping_at(raw, "output")
         files = [copy.deepcopy(f) for f in output.get("files") or [] if isinstance(f, dict)]
     else:
         # Legacy/meta-only: keep only the scoring expectations of each output entry.
-        output = task.get("output") if isinstance(task.get("output"), dict) else {}
+        output = mapping_at(task, "output")
         files = [
             {k: copy.deepcopy(v) for k, v in f.items() if k in ("name", "shape", "dtype")}
             for f in output.get("files") or []

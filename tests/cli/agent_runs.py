@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from scoring.engine import instance_id_for_seed, load_task, sample_params
-from tests.support import OUR_CLI, REPO
+from tests.support import OUR_CLI, REPO, cli_env
 
 TASKS = ("math/homotopy_poly_roots", "materials/diatomic_chain_phonons")
 TASK_IDS = tuple(t.replace("/", ".") for t in TASKS)
@@ -21,13 +20,6 @@ AGENTS = {
 # What the example agents read in linux_ns: their own code and the catalog's solution/ scripts.
 AGENT_MOUNTS = ("--ro-mount", str(REPO / "examples"), "--ro-mount", str(REPO / "tasks"))
 _cache: dict[object, Path] = {}
-
-
-def cli_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASIBENCH_", "AI4SCI_"))}
-    env.update(NO_COLOR="1", HOME=str(home), ASIBENCH_NO_BROWSER="1")
-    home.mkdir(parents=True, exist_ok=True)
-    return env
 
 
 def cli(args: list[str], env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:

@@ -2,14 +2,12 @@
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from portal.accounts.services import cli_token_revoke
-from tests.conftest import browser_login, screenshot
-from tests.support import OUR_CLI, REPO, issue_token, run_cli
+from portal.accounts.services import cli_token_revoke, device_grant_pending_for_code
+from tests.support import OUR_CLI, REPO, browser_login, issue_token, run_cli, screenshot, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -109,7 +107,8 @@ def test_device_login_stops_when_denied(portal_server, submitter, cli_home):
     user_code = proc.stdout.readline().rsplit(" ", 1)[-1].strip()
     browser = Client()
     browser.force_login(submitter.user)
-    time.sleep(0.5)
+    # Deny only once the CLI is polling, so the test covers a denial seen by a waiting client.
+    wait_for(lambda: device_grant_pending_for_code(user_code).last_polled_at, 30, "the CLI's first poll")
     browser.post("/submit/activate", {"code": user_code, "decision": "deny"})
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1

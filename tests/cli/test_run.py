@@ -11,17 +11,8 @@ from pathlib import Path
 import pytest
 
 from scoring.engine import anonymised_task_id, declared_outputs, load_task
-from tests.cli.agent_runs import (
-    AGENTS,
-    REPO,
-    TASK_IDS,
-    agent_run,
-    cli,
-    cli_env,
-    make_instances,
-    snapshot,
-    synthetic_instance,
-)
+from tests.cli.agent_runs import AGENTS, TASK_IDS, agent_run, cli, make_instances, snapshot, synthetic_instance
+from tests.support import REPO, cli_env, host_pids_with, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -158,20 +149,6 @@ def tempfile_root() -> str:
     return tempfile.gettempdir() + "/ai4sci_ws_"
 
 
-def processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes()
-                state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if marker.encode() in cmdline and state != "Z":
-                found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.parametrize("sandbox", ["none", "linux_ns"])
 def test_a_timeout_kills_the_agent_and_all_its_children(tmp_path: Path, sandbox: str) -> None:
     instances = tmp_path / "instances"
@@ -192,10 +169,7 @@ def test_a_timeout_kills_the_agent_and_all_its_children(tmp_path: Path, sandbox:
         "timeout", "process_execution", 9, None)
     assert "timed out after 2s" in output["error_message"]
     assert "persisted_outputs" not in output and output["data_files"] == []
-    deadline = time.monotonic() + 5
-    while processes_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert processes_with(marker) == []
+    wait_for(lambda: host_pids_with(marker) == [], 5, f"every process of {marker} to be gone")
 
 
 def test_a_rerun_skips_complete_results_and_redoes_broken_ones(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.agent_runs import TASK_IDS, agent_run, cli, cli_env, make_instances, snapshot
+from tests.cli.agent_runs import TASK_IDS, agent_run, cli, make_instances, snapshot
+from tests.support import cli_env
 
 pytestmark = pytest.mark.slow
 

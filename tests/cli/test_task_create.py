@@ -7,7 +7,8 @@ from pathlib import Path
 import yaml
 
 from scoring.engine import load_task, static_validate
-from tests.cli.agent_runs import cli, cli_env
+from tests.cli.agent_runs import cli
+from tests.support import cli_env
 
 EXPECTED = {"task_meta.yaml", "task_eval.yaml", "generate_gt.py", "prompt_b1.md", "prompt_b2.md", "prompt_b3.md",
             "prompt_b4.md", "reference_specs.md", "task_submission.yaml", "solution/solve.py"}

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_client.validation import validate_task_dir
-from tests.cli.agent_runs import REPO, cli, cli_env
+from cli_client.presubmit import validate_task_dir
+from tests.cli.agent_runs import cli
+from tests.support import REPO, cli_env
 
 pytestmark = pytest.mark.slow
 CHECKS = ["static", "required_files", "task_id", "generator_contract", "determinism", "seeds", "gt_selfcheck"]

@@ -3,7 +3,7 @@
 import pytest
 import requests
 
-from tests.conftest import screenshot
+from tests.support import screenshot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -1,13 +1,10 @@
 """The submitter confirms a draft in the browser; the run is scored; owner and maintainer see their views."""
 
-import time
-
 import pytest
 
 from portal.submissions import services
 from portal.submissions.models import Submission
-from tests.conftest import browser_login, screenshot
-from tests.support import bundle_of
+from tests.support import browser_login, bundle_of, screenshot, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -25,9 +22,7 @@ def test_confirm_in_the_browser_then_see_the_scores(
     screenshot(page, "draft-report")
     page.click("[data-testid=confirm]")
     assert page.inner_text("[data-testid=run-status]") in ("queued", "scoring", "scored")
-    deadline = time.monotonic() + 240
-    while Submission.objects.get(id=run.id).status != "scored" and time.monotonic() < deadline:
-        time.sleep(1)
+    wait_for(lambda: Submission.objects.get(id=run.id).status in ("scored", "failed"), 240, "scoring", interval=1)
     page.goto(f"{portal_server.url}/submit/submissions/{run.id}")
     assert page.inner_text("[data-testid=run-status]") == "scored"
     assert "Overall" in page.inner_text("[data-testid=aggregate]")

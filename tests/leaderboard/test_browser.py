@@ -3,8 +3,8 @@
 import pytest
 
 from leaderboard.models import LeaderboardEntry, ReviewAction
-from tests.conftest import browser_login, screenshot
 from tests.leaderboard.factories import RunSpec, make_catalog, profile_score, published_in_bulk, scored_runs
+from tests.support import browser_login, screenshot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from cli_client.formats.bundle import build_bundle, files_index, write_archive
-from cli_client.formats.bundle_verify import BundleLimits, BundleRejected, VerifiedBundle, verify_bundle_stream
-from tests.cli.test_submit_bundle import LINUX_NS_SANDBOX, OS_SANDBOX, make_results, write_result
+from portal.submissions.bundle_verify import BundleLimits, BundleRejected, VerifiedBundle, verify_bundle_stream
 from tests.hostile_bundles import HOSTILE
+from tests.results_tree import LINUX_NS_SANDBOX, OS_SANDBOX, make_results, write_result
 
 IID = "math.roots_demo__seed42"
 KNOWN = {IID, "math.other__seed42"}

@@ -13,7 +13,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from portal.housekeeping import leftovers_sweep
-from scoring.services import scratch_root
+from scoring.catalog import scratch_root
 
 TWO_DAYS = 2 * 24 * 3600
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 
-from tests.conftest import free_port, wait_http
+from tests.support import free_port, wait_http
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,10 @@ def test_objects_are_private(s3_storage):
     storage, s3 = s3_storage
     name = storage.save("references/x_ref.npy", ContentFile(b"secret"))
     acl = s3.get_object_acl(Bucket="asibench-private", Key=name)
-    assert all(g["Grantee"].get("URI", "").endswith("AllUsers") is False for g in acl["Grants"])
+    # Exactly one grant: the bucket owner's own. No group grant (AllUsers, AuthenticatedUsers) exists.
+    owner = {"Type": "CanonicalUser", "ID": acl["Owner"]["ID"]}
+    assert [({k: g["Grantee"][k] for k in ("Type", "ID") if k in g["Grantee"]}, g["Permission"])
+            for g in acl["Grants"]] == [(owner, "FULL_CONTROL")]
 
 
 def test_healthz_checks_s3(s3_storage, client, db):

@@ -51,8 +51,9 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
     reviewer, author = login(maintainer), login(submitter)
     queue = reviewer.get("/submit/proposals/review")
     assert queue.status_code == 200 and b"physics.toy_spectrum" in queue.content
-    assert login(other_user).get("/submit/proposals/review").status_code == 403
-    assert login(other_user).get(f"/submit/proposals/{proposal.id}/review").status_code == 403
+    # Maintainer pages answer 404 to everyone else, as other users' objects do (portal/pages.py).
+    assert login(other_user).get("/submit/proposals/review").status_code == 404
+    assert login(other_user).get(f"/submit/proposals/{proposal.id}/review").status_code == 404
     assert login(other_user).get(f"/submit/proposals/{proposal.id}").status_code == 404
 
     page = reviewer.get(f"/submit/proposals/{proposal.id}/review").content.decode()

@@ -3,7 +3,7 @@
 import pytest
 
 from proposals.models import Proposal, Revision
-from tests.conftest import browser_login, screenshot
+from tests.support import browser_login, screenshot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("clean_proposal_storage")]

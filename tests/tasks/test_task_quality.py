@@ -27,6 +27,7 @@ import yaml
 
 from scoring.engine import anonymised_task_id, load_task, sample_params, score_instance
 
+pytestmark = pytest.mark.slow  # every task's generator and three solvers, as real subprocesses
 REPO = Path(__file__).resolve().parents[2]
 TASKS_DIR = REPO / "tasks"
 AGENTS_DIR = REPO / "examples" / "agents"
@@ -171,7 +172,7 @@ def test_half_right_lies_strictly_between_naive_and_reference(
 
 def test_validate_pre_submit_passes(task_dir: Path) -> None:
     """The same checks an author runs before submitting: static rules, determinism, GT self-check."""
-    from cli_client.validation import validate_task_dir
+    from cli_client.presubmit import validate_task_dir
 
     report = validate_task_dir(task_dir)
     assert report.ok, [c.to_dict() for c in report.failures]

@@ -1,6 +1,6 @@
 import os
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from portal.accounts.services import demo_maintainer_ensure, maintainers_group_ensure
 
@@ -8,7 +8,7 @@ from portal.accounts.services import demo_maintainer_ensure, maintainers_group_e
 class Command(BaseCommand):
     help = "Create the maintainers group and the demo maintainer (idempotent)."
 
-    def add_arguments(self, parser) -> None:  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--no-demo", action="store_true", help="Skip the demo maintainer account.")
 
     def handle(self, *args: object, **options: object) -> None:

@@ -136,7 +136,7 @@ class NumericalScorer(Scorer):
         self, pred_dir: Path, ref_dir: Path, config: dict[str, Any], weight: float
     ) -> ScoreDetail:
         pred, ref = self._load_pair(pred_dir, ref_dir, config)
-        n_items = int(config.get("items", pred.shape[0]))
+        n_items = int(config["items"]) if "items" in config else int(pred.shape[0])
         if n_items <= 0:
             raise ValueError("per_frame_relative_l2 needs at least one frame")
         threshold = float(config.get("threshold", 0.30))

@@ -1,14 +1,14 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scoring.services import catalog_load
+from scoring.catalog import catalog_load
 
 
 class Command(BaseCommand):
     help = "Load tasks/ into the catalog and generate the datasets' instances (idempotent, incremental)."
 
-    def add_arguments(self, parser) -> None:  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tasks-dir", type=Path, default=None)
         parser.add_argument("--datasets", default="seed42,seed31415")
         parser.add_argument("--tasks", default="", help="Comma-separated task ids (default: all).")

@@ -12,8 +12,7 @@ from django.core.files.storage import default_storage
 
 from scoring.generation import discover_task_dirs
 from scoring.models import Instance, Task
-from tests.conftest import screenshot
-from tests.support import OUR_CLI, read_archive_members, run_cli
+from tests.support import OUR_CLI, read_archive_members, run_cli, screenshot
 
 pytestmark = [pytest.mark.slow]
 TASKS_ROOT = Path(__file__).resolve().parents[3] / "tasks"

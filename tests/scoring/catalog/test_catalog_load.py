@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from django.core.files.storage import default_storage
 
+from scoring.catalog import catalog_load
 from scoring.models import Dataset, Instance, Task
-from scoring.services import catalog_load
 from tests.support import read_archive_members
 
 FIXTURE = Path(__file__).parent / "tiny_task"

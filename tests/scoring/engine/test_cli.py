@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring.engine.cli import main
+from scoring.engine.cli import main, read_result_line, score_argv
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -17,35 +17,31 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 def test_cli_prints_result_json_on_the_last_line(transit_instance: dict) -> None:
     t = transit_instance
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT_ROOT)}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scoring.engine",
-            "score",
-            "--task-dir",
-            str(t["task_dir"]),
-            "--pred-dir",
-            str(t["pred"]),
-            "--ref-dir",
-            str(t["ref"]),
-            "--params",
-            json.dumps(t["params"]),
-            "--prompt-level",
-            "b3",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=t["pred"],
-        timeout=120,
-        check=False,
-    )
+    argv = score_argv([sys.executable], task_dir=t["task_dir"], pred_dir=t["pred"], ref_dir=t["ref"],
+                      params=json.dumps(t["params"]), prompt_level="b3")
+    assert argv[:4] == [sys.executable, "-m", "scoring.engine", "score"]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=t["pred"], timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = read_result_line(proc.stdout)
     assert result["final_score"] == pytest.approx(75.41666, abs=1e-4)
     assert result["prompt_level"] == "b3"
     assert not (t["task_dir"] / "__pycache__").exists()
+
+
+@pytest.mark.parametrize(("stdout", "reason"), [
+    ("", "the scorer printed no result"),
+    ("  \n\n", "the scorer printed no result"),
+    ('{"final_score": 1}\nTraceback (most recent call last)', "the scorer's last line was not a JSON result"),
+    ('["not", "an", "object"]\n', "the scorer's last line was not a JSON result"),
+])
+def test_a_missing_or_malformed_result_line_is_refused_with_its_reason(stdout: str, reason: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        read_result_line(stdout)
+    assert str(refused.value) == reason
+
+
+def test_the_result_is_the_last_line_after_any_chatter() -> None:
+    assert read_result_line('chatter without newline\n{"final_score": 42.5}\n\n') == {"final_score": 42.5}
 
 
 def test_scorer_prints_go_to_stderr(make_task, dirs, capsys) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from scoring.engine import score_instance
 
-from .conftest import TRANSIT_EVAL, write_yaml
+from .transit_task import TRANSIT_EVAL, write_yaml
 
 
 def by_name(results: list[dict], name: str) -> dict:

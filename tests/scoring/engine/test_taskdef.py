@@ -17,7 +17,7 @@ from scoring.engine import (
     sample_params,
 )
 
-from .conftest import TRANSIT_EVAL, TRANSIT_META, write_yaml
+from .transit_task import TRANSIT_EVAL, TRANSIT_META, write_yaml
 
 
 @pytest.fixture

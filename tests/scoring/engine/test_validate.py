@@ -5,7 +5,7 @@ from pathlib import Path
 
 from scoring.engine import static_validate
 
-from .conftest import write_yaml
+from .transit_task import write_yaml
 
 
 def test_clean_task_has_no_findings(make_task) -> None:

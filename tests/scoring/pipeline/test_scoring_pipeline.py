@@ -3,7 +3,6 @@
 Worker deaths and duplicate deliveries never drop or double-count a score.
 """
 
-import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,7 @@ from portal.submissions import services as submissions
 from portal.submissions.models import Submission
 from scoring.models import InstanceScore, ScoringRun
 from scoring.tasks import score_submission
-from tests.conftest import start_celery_worker, stop_celery_worker
-from tests.support import SUBMIT_TASKS, bundle_of
+from tests.support import SUBMIT_TASKS, bundle_of, start_celery_worker, stop_celery_worker, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 FAST_REDELIVERY = {"CELERY_VISIBILITY_TIMEOUT": "8"}
@@ -37,13 +35,18 @@ def confirmed_run(persona, results: Path, tmp_path: Path) -> Submission:
     return submissions.submission_confirm(user=persona.user, submission_id=str(intake.submission.id))
 
 
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+def workers_idle(count: int) -> bool:
+    """All `count` workers answer, none has a task running or reserved, and the queue is empty."""
+    inspector = app.control.inspect(timeout=1.0)
+    active, reserved = inspector.active() or {}, inspector.reserved() or {}
+    if len(active) < count or len(reserved) < count:
+        return False
+    with app.connection_for_write() as connection:
+        try:
+            queued = connection.default_channel.queue_declare(app.conf.task_default_queue, passive=True).message_count
+        except connection.channel_errors:  # Redis deletes an empty list: no queue means nothing queued
+            queued = 0
+    return queued == 0 and not any(active.values()) and not any(reserved.values())
 
 
 def wait_until_scored(run: Submission, timeout: float = 300) -> Submission:
@@ -114,7 +117,8 @@ def test_two_workers_and_duplicate_deliveries_never_double_count(
         for _ in range(3):
             score_submission.delay(str(run.id))
         run = wait_until_scored(run)
-        time.sleep(3)  # let any duplicate task finish: it must find the work done
+        # Every duplicate delivery must have run to its end (finding the work done) before counting.
+        wait_for(lambda: workers_idle(len(workers)), 120, "the duplicate deliveries to finish")
     finally:
         for worker in workers:
             stop_celery_worker(worker)

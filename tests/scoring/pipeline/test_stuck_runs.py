@@ -13,11 +13,10 @@ from django.utils import timezone
 from portal.celery import app
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
+from portal.submissions.tasks import reap_stuck_runs
 from scoring import pipeline
 from scoring.models import ScoringRun
-from scoring.tasks import reap_stuck_runs
-from tests.conftest import start_celery_worker, stop_celery_worker
-from tests.support import bundle_of
+from tests.support import bundle_of, start_celery_worker, stop_celery_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 STUCK_AFTER = 5  # seconds, for the worker under test

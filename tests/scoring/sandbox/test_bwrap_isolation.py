@@ -3,6 +3,7 @@
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -12,8 +13,9 @@ import pytest
 
 from scoring.sandbox import MountError, SandboxError
 from scoring.sandbox.bwrap import DEFAULT_UID_BASE, DEFAULT_UID_SLOTS
+from tests.support import host_pids_with
 
-from .conftest import PY, host_pids_with
+PY = sys.executable
 
 pytestmark = pytest.mark.slow
 

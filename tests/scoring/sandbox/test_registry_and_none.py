@@ -17,8 +17,7 @@ from scoring.sandbox import (
 )
 from scoring.sandbox.runtime import PROJECT_DIR
 from scoring.sandbox.unsandboxed import NoneBackend
-
-from .conftest import host_pids_with
+from tests.support import host_pids_with
 
 
 def test_the_default_is_bwrap():

@@ -15,8 +15,8 @@ from typing import Any
 from django.conf import settings
 
 from proposals.files import blob_read
+from scoring.catalog import scratch_root
 from scoring.sandbox import Limits, get_backend, python_runtime_env, python_runtime_mounts
-from scoring.services import scratch_root
 
 VALIDATION_SECONDS = 600
 

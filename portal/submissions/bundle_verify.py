@@ -71,14 +71,13 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 from cli_client.formats.bundle import (
     FRAMEWORK_TASK_INFO_NAME,
     INSTANCES_DIR,
     MANIFEST_NAME,
     OUTPUTS_DIR,
-    PROMPT_LEVELS,
     RESULT_NAME,
     RUN_METADATA_NAME,
     SUBMISSION_SCHEMA_VERSION,
@@ -88,6 +87,7 @@ from cli_client.formats.bundle import (
     seed_number,
     task_id_of,
 )
+from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 MiB = 1 << 20
 _READ_CHUNK = 1 * MiB
@@ -95,6 +95,16 @@ _INFLATE_SLICE = 256 * 1024
 _INFLATE_OUT = 1 * MiB
 _QUEUE_DEPTH = 8
 _POLL = 0.1
+
+
+class ByteSource(Protocol):
+    """What the verifier reads from: a file, an upload, or the request body itself."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class ByteSink(Protocol):
+    def write(self, data: bytes, /) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -174,7 +184,7 @@ _END = object()
 
 
 class _Pipeline:
-    def __init__(self, source: BinaryIO, sink: BinaryIO, limits: BundleLimits):
+    def __init__(self, source: ByteSource, sink: ByteSink, limits: BundleLimits):
         self.source, self.sink, self.limits = source, sink, limits
         self.stop = threading.Event()
         self.error: BaseException | None = None
@@ -668,7 +678,7 @@ def _scan_file(feed: _TarFeed, size: int, rel: str, scan: _Scan, limits: BundleL
     else:
         def both(piece: memoryview) -> None:
             digest.update(piece)
-            keep.append(piece)  # type: ignore[union-attr]
+            keep.append(piece)
         got = feed.consume(size, both)
     if got != size:
         raise BundleRejected("corrupt_tar", f"{rel}: the archive ends inside this file")
@@ -751,14 +761,14 @@ def _check_files_index(manifest: dict[str, Any], files: dict[str, _Shipped]) -> 
 
 def _sandbox_subset(provenance: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
     provenance = provenance if isinstance(provenance, dict) else {}
-    agent = provenance.get("agent") if isinstance(provenance.get("agent"), dict) else {}
+    agent = mapping_at(provenance, "agent")
     sandbox = provenance.get("sandbox") if isinstance(provenance.get("sandbox"), dict) else None
     subset: dict[str, Any] = {
         "agent": {key: agent.get(key) for key in
                   ("agent_name", "adapter_class", "tool_mode", "allow_external_tools", "cmd_template")
                   if key in agent},
     }
-    config = agent.get("config") if isinstance(agent.get("config"), dict) else {}
+    config = mapping_at(agent, "config")
     # Only the configuration that identifies the run; anything else may hold credentials.
     described = {key: str(config[key])[:200] for key in ("model", "effort", "reasoning_effort") if config.get(key)}
     if described:
@@ -892,8 +902,8 @@ def _check_layout(files: dict[str, _Shipped], indexed: set[str], bases: set[str]
 
 
 def verify_bundle_stream(
-    source: BinaryIO,
-    sink: BinaryIO,
+    source: ByteSource,
+    sink: ByteSink,
     limits: BundleLimits,
     known_instance_ids: Callable[[str], bool] | Collection[str],
     accepted_sandbox_modes: Collection[str],

@@ -17,16 +17,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from portal.submissions.models import Submission
+from portal.submissions.services import scoring_enqueue_on_commit
 from scoring.models import ScoringRun
 
 logger = logging.getLogger(__name__)
 STUCK_PREFIX = "stuck:"
-
-
-def _enqueue(submission_id: Any, requested_by_id: str | None = None) -> None:
-    from scoring.tasks import score_submission
-
-    transaction.on_commit(lambda: score_submission.delay(str(submission_id), requested_by_id))
 
 
 def submission_requeue(*, submission_id: Any, reason: str, requested_by: Any = None) -> Submission:
@@ -44,7 +39,8 @@ def submission_requeue(*, submission_id: Any, reason: str, requested_by: Any = N
         submission.status = Submission.Status.QUEUED
         submission.status_reason = f"Re-queued: {reason}"
         submission.save(update_fields=["status", "status_reason"])
-        _enqueue(submission.id, str(requested_by.id) if requested_by else None)
+        scoring_enqueue_on_commit(submission_id=str(submission.id),
+                                  requested_by_id=str(requested_by.id) if requested_by else None)
     return submission
 
 
@@ -87,6 +83,6 @@ def stuck_runs_reap(*, now: Any = None) -> dict[str, int]:
     # A queued run whose message was lost: sending it again is safe (the start is claimed once).
     for submission_id in lost:
         with transaction.atomic():
-            _enqueue(submission_id)
+            scoring_enqueue_on_commit(submission_id=str(submission_id))
         counts["resent"] += 1
     return counts

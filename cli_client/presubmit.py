@@ -33,9 +33,10 @@ from typing import Any
 import yaml
 
 from scoring.engine import TaskDefinitionError, load_task, static_validate
+from scoring.engine.cli import read_result_line, score_argv
+from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 SELFCHECK_SKIPPED_SCORERS = frozenset({"multimodal", "llm_judge", "agent_judge", "code_analysis"})
 # instance_meta.json keys that legitimately differ between two identical generations.
 VOLATILE_META_KEYS = ("generation_time_seconds", "generated_at", "timestamp")
@@ -150,7 +151,7 @@ def tree_differences(a: Path, b: Path) -> list[str]:
 
 def preflight_params(task: dict[str, Any], default_params: dict[str, Any]) -> dict[str, Any]:
     """The representative parameters of §5.3: settings[0], or DEFAULT_PARAMS + YAML defaults."""
-    generation = task.get("generation") if isinstance(task.get("generation"), dict) else {}
+    generation = mapping_at(task, "generation")
     if generation.get("mode", "infinite") == "finite":
         settings = generation.get("settings") or []
         if not settings or not isinstance(settings[0], dict):
@@ -165,7 +166,7 @@ def preflight_params(task: dict[str, Any], default_params: dict[str, Any]) -> di
 
 
 def extra_seeds(first: int) -> list[int]:
-    rng, seeds = random.Random(12345), []
+    rng, seeds = random.Random(12345), list[int]()
     while len(seeds) < 2:
         seed = rng.randint(0, 999999)
         if seed != first and seed not in seeds:
@@ -196,7 +197,7 @@ def _configs(evaluation: dict[str, Any]) -> list[dict[str, Any]]:
         for entry in evaluation.get(key) or []:
             if not isinstance(entry, dict):
                 continue
-            config = entry.get("config") if isinstance(entry.get("config"), dict) else {}
+            config = mapping_at(entry, "config")
             configs.append(config)
             for sub in config.get("sub_scorers") or []:
                 if isinstance(sub, dict) and isinstance(sub.get("config"), dict):
@@ -276,9 +277,9 @@ def build_selfcheck_prediction(instance: Path, pred: Path, task: dict[str, Any])
     ref_dir = instance / "reference"
     if (instance / "data").is_dir():
         shutil.copytree(instance / "data", pred / "data")
-    evaluation = task.get("evaluation") if isinstance(task.get("evaluation"), dict) else {}
+    evaluation = mapping_at(task, "evaluation")
     mapping = pred_ref_mapping(evaluation)
-    output = task.get("output") if isinstance(task.get("output"), dict) else {}
+    output = mapping_at(task, "output")
     for entry in output.get("files") or []:
         if not isinstance(entry, dict) or not entry.get("name"):
             continue
@@ -324,7 +325,7 @@ def _selfcheck_task_copy(task: dict[str, Any], evaluation: dict[str, Any], dest:
 
 def run_selfcheck(task: dict[str, Any], instance: Path, params: dict[str, Any], work: Path,
                   timeout: float) -> Check:
-    evaluation = task.get("evaluation") if isinstance(task.get("evaluation"), dict) else {}
+    evaluation = mapping_at(task, "evaluation")
     stripped, skipped = strip_for_selfcheck(evaluation)
     pred = work / "pred"
     pred.mkdir()
@@ -335,19 +336,18 @@ def run_selfcheck(task: dict[str, Any], instance: Path, params: dict[str, Any], 
     task_copy = _selfcheck_task_copy(task, stripped, work / "task" / Path(task["_task_dir"]).name)
     params_file = work / "params.json"
     params_file.write_text(json.dumps(params), encoding="utf-8")
-    argv = [sys.executable, "-m", "scoring.engine", "score", "--task-dir", str(task_copy), "--pred-dir", str(pred),
-            "--ref-dir", str(instance / "reference"), "--params", f"@{params_file}"]
+    argv = score_argv([sys.executable], task_dir=task_copy, pred_dir=pred, ref_dir=instance / "reference",
+                      params=f"@{params_file}")
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=work,
                               env=_subprocess_env(), check=False)
     except subprocess.TimeoutExpired:
         return Check("gt_selfcheck", False, f"scoring did not finish within {timeout:g} s", details)
-    lines = done.stdout.strip().splitlines()
     try:
-        result = json.loads(lines[-1]) if lines else None
+        result = read_result_line(done.stdout)
     except ValueError:
         result = None
-    if done.returncode != 0 or not isinstance(result, dict):
+    if done.returncode != 0 or result is None:
         return Check("gt_selfcheck", False, f"scorer process failed ({done.returncode})",
                      [*details, _tail(done.stderr)])
     final, maximum = result.get("final_score"), float(result.get("max_score") or 0.0)
@@ -378,7 +378,7 @@ def _required_files(task_dir: Path, task: dict[str, Any] | None) -> Check:
         missing.append("task_eval.yaml")
     if not (task_dir / "generate_gt.py").is_file():
         missing.append("generate_gt.py")
-    prompts = (task or {}).get("prompts") if isinstance((task or {}).get("prompts"), dict) else {}
+    prompts = mapping_at(task, "prompts")
     for level in PROMPT_LEVELS:
         name = str(prompts.get(level) or f"prompt_{level}.md")
         if not (task_dir / name).is_file():
@@ -462,7 +462,7 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
     if not submission.is_file():
         report.warnings.append("task_submission.yaml is missing (`asibench task submit` requires it)")
 
-    generation = (task or {}).get("generation") if isinstance((task or {}).get("generation"), dict) else {}
+    generation = mapping_at(task, "generation")
     timeout = float(generator_timeout or generation.get("timeout_seconds") or 300)
     if task is None or not (task_dir / "generate_gt.py").is_file() or errors:
         reason = "static errors" if errors else "no loadable task or generate_gt.py"
@@ -508,7 +508,7 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
         report.checks.append(Check("seeds", seed_ok, "generates with two more seeds" if seed_ok
                                    else "generation failed for another seed", seed_details))
 
-        used = meta.get("params_used") if isinstance(meta.get("params_used"), dict) else params
+        used: dict[str, Any] = meta["params_used"] if isinstance(meta.get("params_used"), dict) else params
         selfcheck_work = work / "selfcheck"
         selfcheck_work.mkdir()
         report.checks.append(run_selfcheck(task, first, used, selfcheck_work, scorer_timeout))

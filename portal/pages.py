@@ -1,0 +1,59 @@
+"""What every HTML view shares: the error page, act-then-redirect, and maintainer-only pages.
+
+One policy for refusals on pages: whatever a visitor may not see answers 404, be it another
+user's object or a page for maintainers only, so neither is advertised. The services check
+ownership and role again; these helpers only decide how a refusal looks.
+"""
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from portal.accounts.models import User
+from portal.accounts.selectors import user_is_maintainer
+from portal.errors import NotFound, PortalError
+
+T = TypeVar("T")
+
+
+class AuthedRequest(HttpRequest):
+    """The request a `login_required` view receives: its user is signed in, never AnonymousUser."""
+
+    user: User
+
+
+def error_page(request: HttpRequest, message: str, status: int = 404) -> HttpResponse:
+    return render(request, "portal/error.html", {"message": message}, status=status)
+
+
+def not_found_page(request: HttpRequest, exc: NotFound) -> HttpResponse:
+    return error_page(request, exc.detail, status=404)
+
+
+def act_and_redirect(request: HttpRequest, action: Callable[[], T], then: Callable[[], HttpResponse],
+                     success: str | Callable[[T], str] | None = None) -> HttpResponse:
+    """Run `action`; NotFound is the 404 page, any other refusal a message on the page `then` redirects to."""
+    try:
+        result = action()
+    except NotFound as exc:
+        return not_found_page(request, exc)
+    except PortalError as exc:
+        messages.error(request, exc.detail)
+    else:
+        if success is not None:
+            messages.success(request, success(result) if callable(success) else success)
+    return then()
+
+
+def maintainer_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not user_is_maintainer(request.user):
+            return error_page(request, "Page not found.", status=404)
+        return view(request, *args, **kwargs)
+
+    return wrapped

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Print the import graph of the Portal's own packages, and its cycles.
+
+Run from the repository root: `python scripts/import_graph.py` (no dependencies, no Django).
+
+Each import found by parsing the source is one edge, classified by where it sits:
+- "top": at module level (what Python runs on import),
+- "lazy": inside a function or method (often there only to dodge a cycle),
+- "typing": under `if TYPE_CHECKING:` (never runs).
+Package-level edges group modules by top-level package; module-level cycles are the
+strongly connected components of the top+lazy graph, then of the top-only graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGES = ("portal", "scoring", "leaderboard", "proposals", "cli_client")
+RANK = {"top": 0, "lazy": 1, "typing": 2}
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def iter_sources(root: Path) -> list[Path]:
+    files = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            files.append(path)
+    return files
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _resolve(current: str, is_package: bool, node: ast.ImportFrom, modules: set[str]) -> list[str]:
+    """Modules an ImportFrom loads: each imported submodule, else the module named after `from`."""
+    if node.level:
+        base = current.split(".")
+        if not is_package:
+            base = base[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        prefix = ".".join(base + ([node.module] if node.module else []))
+    else:
+        prefix = node.module or ""
+    submodules = [f"{prefix}.{alias.name}" for alias in node.names if f"{prefix}.{alias.name}" in modules]
+    return submodules if len(submodules) == len(node.names) else [prefix, *submodules]
+
+
+def _module_edges(tree: ast.AST, current: str, is_package: bool, modules: set[str]) -> dict[str, str]:
+    """{imported module: kind} for one parsed module; kind is the strongest seen (top < lazy < typing)."""
+    found: dict[str, str] = {}
+
+    def visit(node: ast.AST, kind: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for stmt in child.body:
+                    visit_stmt(stmt, "typing")
+                for stmt in child.orelse:
+                    visit_stmt(stmt, kind)
+                continue
+            visit_stmt(child, kind)
+
+    def visit_stmt(node: ast.AST, kind: str) -> None:
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            targets = _resolve(current, is_package, node, modules)
+        for target in targets:
+            # Keep the longest known module the name refers to ("a.b.func" -> "a.b").
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            # A module always loads its parent packages first: not an edge worth drawing.
+            if target and target != current and not current.startswith(target + "."):
+                if target not in found or RANK[kind] < RANK[found[target]]:
+                    found[target] = kind
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and kind == "top":
+            kind = "lazy"
+        visit(node, kind)
+
+    visit(tree, "top")
+    return found
+
+
+def collect_edges(root: Path) -> tuple[set[str], dict[tuple[str, str], str]]:
+    """Return the known modules and {(importer, imported): kind}."""
+    sources = iter_sources(root)
+    modules = {module_name(root, path) for path in sources}
+    edges: dict[tuple[str, str], str] = {}
+    for path in sources:
+        current = module_name(root, path)
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for target, kind in _module_edges(tree, current, path.name == "__init__.py", modules).items():
+            edges[(current, target)] = kind
+    return modules, edges
+
+
+def strongly_connected(nodes: set[str], edges: set[tuple[str, str]]) -> list[list[str]]:
+    """Tarjan's algorithm; returns only components with more than one member."""
+    graph: dict[str, list[str]] = defaultdict(list)
+    for source, target in sorted(edges):
+        graph[source].append(target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    result: list[list[str]] = []
+    counter = 0
+
+    sys.setrecursionlimit(max(10000, sys.getrecursionlimit()))
+
+    def connect(node: str) -> None:
+        nonlocal counter
+        index[node] = low[node] = counter
+        counter += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                result.append(sorted(component))
+
+    for node in sorted(nodes):
+        if node not in index:
+            connect(node)
+    return sorted(result)
+
+
+def package_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--modules", action="store_true", help="also list every module-level edge")
+    args = parser.parse_args(argv)
+
+    modules, edges = collect_edges(args.root)
+    runtime = {edge for edge, kind in edges.items() if kind != "typing"}
+    top_only = {edge for edge, kind in edges.items() if kind == "top"}
+
+    print("== package edges (importer -> imported: top/lazy/typing import counts)")
+    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for (source, target), kind in edges.items():
+        if package_of(source) != package_of(target):
+            counts[(package_of(source), package_of(target))][kind] += 1
+    for (source, target), by_kind in sorted(counts.items()):
+        detail = " ".join(f"{k}={by_kind[k]}" for k in ("top", "lazy", "typing") if by_kind.get(k))
+        print(f"{source} -> {target}: {detail}")
+    package_edges = {(package_of(s), package_of(t)) for s, t in runtime if package_of(s) != package_of(t)}
+    package_cycles = strongly_connected({package_of(m) for m in modules}, package_edges)
+    print("package cycles:", "; ".join(" <-> ".join(c) for c in package_cycles) or "none")
+
+    print("\n== lazy (in-function) imports of our own modules")
+    lazy = sorted(edge for edge, kind in edges.items() if kind == "lazy")
+    for source, target in lazy:
+        print(f"{source} -> {target}")
+    print(f"total: {len(lazy)}")
+
+    print("\n== module cycles counting lazy imports")
+    for component in strongly_connected(modules, runtime):
+        print("  " + " <-> ".join(component))
+    print("\n== module cycles among top-level imports only")
+    for component in strongly_connected(modules, top_only):
+        print("  " + " <-> ".join(component))
+
+    if args.modules:
+        print("\n== module edges")
+        for (source, target), kind in sorted(edges.items()):
+            print(f"{source} -> {target} [{kind}]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
