@@ -147,8 +147,8 @@ def generate(output_dir: Path, params: dict) -> dict:
         (output_dir / f"prompt_{level}.md").write_text(_render(template, values), encoding="utf-8")
     meta = {
         "params_used": p,
-        "input_files": [f"data/{s['name']}" for s in INPUT_SPEC],
-        "reference_files": ["reference/miss_counts_ref.npy", "reference/miss_classes_ref.npy"],
+        "input_files": [s["name"] for s in INPUT_SPEC],
+        "reference_files": ["miss_counts_ref.npy", "miss_classes_ref.npy"],
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta

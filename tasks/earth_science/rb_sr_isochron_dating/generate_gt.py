@@ -138,8 +138,8 @@ def generate(output_dir: Path, params: dict) -> dict:
 
     meta = {
         "params_used": p,
-        "input_files": [f"data/{s['name']}" for s in INPUT_SPEC],
-        "reference_files": [f"reference/{s['name'].replace('.npy', '_ref.npy')}" for s in OUTPUT_SPEC],
+        "input_files": [s["name"] for s in INPUT_SPEC],
+        "reference_files": [s["name"].replace(".npy", "_ref.npy") for s in OUTPUT_SPEC],
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta

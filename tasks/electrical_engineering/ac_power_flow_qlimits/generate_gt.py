@@ -256,8 +256,8 @@ def generate(output_dir: Path, params: dict) -> dict:
         (output_dir / f"prompt_{level}.md").write_text(_render(template, values), encoding="utf-8")
     meta = {
         "params_used": p,
-        "input_files": ["data/case.json"],
-        "reference_files": [f"reference/{s['name'].replace('.npy', '_ref.npy')}" for s in OUTPUT_SPEC],
+        "input_files": ["case.json"],
+        "reference_files": [s["name"].replace(".npy", "_ref.npy") for s in OUTPUT_SPEC],
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta

@@ -148,12 +148,8 @@ def generate(output_dir: Path, params: dict) -> dict:
 
     meta = {
         "params_used": p,
-        "input_files": [f"data/{s['name']}" for s in INPUT_SPEC],
-        "reference_files": [
-            "reference/energies_ref.npy",
-            "reference/densities_ref.npy",
-            "reference/x_expectation_ref.npy",
-        ],
+        "input_files": [s["name"] for s in INPUT_SPEC],
+        "reference_files": ["energies_ref.npy", "densities_ref.npy", "x_expectation_ref.npy"],
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta
