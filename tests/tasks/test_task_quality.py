@@ -9,6 +9,8 @@ prediction is scored with the engine at b1..b4:
 
     reference >= 95,   naive < 40,   naive < half_right < reference.
 
+The rendered prompts must thin out from b1 to b3, with b4 = b3 plus distracting material.
+
 Instances and solver outputs are shared per task through module-scoped fixtures, so each
 task costs three generator runs' worth of time plus three solver runs.
 """
@@ -16,6 +18,7 @@ task costs three generator runs' worth of time plus three solver runs.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +36,7 @@ TASKS_DIR = REPO / "tasks"
 AGENTS_DIR = REPO / "examples" / "agents"
 LEVELS = ("b1", "b2", "b3", "b4")
 RUN_SEED = 42
+PLACEHOLDER = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}")  # the templates' {{ name }}
 SOLVER_TIMEOUT = 300
 
 
@@ -176,3 +180,17 @@ def test_validate_pre_submit_passes(task_dir: Path) -> None:
 
     report = validate_task_dir(task_dir)
     assert report.ok, [c.to_dict() for c in report.failures]
+
+
+def test_prompt_levels_thin_out(task_dir: Path, instance: Path) -> None:
+    """B1 (full method) > B2 (method, no recipe) > B3 (goal and constraints); B4 is B3 plus padding."""
+    rendered = {level: (instance / f"prompt_{level}.md").read_text(encoding="utf-8") for level in LEVELS}
+    for level, text in rendered.items():
+        left = PLACEHOLDER.findall(text)
+        assert not left, f"{level}: unrendered placeholders left in the prompt: {left}"
+    sizes = {level: len(text) for level, text in rendered.items()}
+    assert sizes["b1"] > sizes["b2"] > sizes["b3"], f"prompt levels do not thin out: {sizes}"
+    b4_lines = set(rendered["b4"].splitlines())
+    dropped = [line for line in rendered["b3"].splitlines() if line.strip() and line not in b4_lines]
+    assert not dropped, f"b4 must keep every line of b3; missing: {dropped[:3]}"
+    assert sizes["b4"] > sizes["b3"], "b4 adds no material to b3"
