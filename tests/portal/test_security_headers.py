@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from tests.conftest import browser_login, screenshot
+from tests.support import browser_login, screenshot
 
 TINY = Path(__file__).resolve().parents[1] / "scoring" / "catalog" / "tiny_task"
 PUBLIC_PAGES = ["/", "/tasks/", "/tasks/demo.tiny_sum/", "/leaderboard/", "/accounts/login/", "/accounts/signup/",

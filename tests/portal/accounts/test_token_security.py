@@ -11,7 +11,7 @@ from django.utils import timezone
 from portal.accounts import services
 from portal.accounts.models import CliToken
 from portal.errors import ValidationFailed
-from tests.conftest import PASSWORD
+from tests.support import PASSWORD
 
 
 @pytest.fixture(autouse=True)
