@@ -141,7 +141,7 @@ def generate(output_dir: Path, params: dict[str, Any]) -> dict[str, Any]:
     meta = {{
         "params_used": p,
         "input_files": ["data/matrix.npy"],
-        "reference_files": ["reference/eigenvalues_ref.npy"],
+        "reference_files": ["eigenvalues_ref.npy"],
     }}
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\\n",
                                                    encoding="utf-8")

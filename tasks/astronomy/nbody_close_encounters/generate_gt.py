@@ -262,7 +262,7 @@ def generate(output_dir: Path, params: dict[str, Any]) -> dict[str, Any]:
     meta = {
         "params_used": params_used,
         "input_files": ["data/initial_conditions.json"],
-        "reference_files": sorted(f"reference/{f.name}" for f in ref_dir.iterdir()),
+        "reference_files": sorted(f.name for f in ref_dir.iterdir()),
         "reference_rhs_evaluations": ref["nfev"],
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n",

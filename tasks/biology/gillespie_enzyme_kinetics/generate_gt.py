@@ -211,7 +211,7 @@ def generate(output_dir: Path, params: dict) -> dict:
     meta = {
         "params_used": params_used,
         "input_files": ["data/config.json"],
-        "reference_files": sorted(f"reference/{f.name}" for f in ref_dir.iterdir()),
+        "reference_files": sorted(f.name for f in ref_dir.iterdir()),
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return meta

@@ -218,7 +218,7 @@ def generate(output_dir: Path, params: dict) -> dict:
         "params_used": {"n_control": n0, "n_treatment": n1, "hazard_ratio": hr,
                         "dropout_rate": dropout, "n_eval": n_eval, "seed": seed},
         "input_files": ["data/survival.csv", "data/analysis.json"],
-        "reference_files": sorted(f"reference/{f.name}" for f in ref_dir.iterdir()),
+        "reference_files": sorted(f.name for f in ref_dir.iterdir()),
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return meta

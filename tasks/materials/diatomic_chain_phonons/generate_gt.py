@@ -216,10 +216,10 @@ def generate(output_dir: Path, params: dict) -> dict:
         "params_used": p,
         "input_files": [f"data/{s['name']}" for s in INPUT_SPEC],
         "reference_files": [
-            "reference/dispersion_ref.npy",
-            "reference/dos_ref.npy",
-            "reference/heat_capacity_ref.npy",
-            "reference/summary_ref.npy",
+            "dispersion_ref.npy",
+            "dos_ref.npy",
+            "heat_capacity_ref.npy",
+            "summary_ref.npy",
         ],
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")

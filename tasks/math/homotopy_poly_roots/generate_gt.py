@@ -345,7 +345,7 @@ def generate(output_dir: Path, params: dict[str, Any]) -> dict[str, Any]:
     meta = {
         "params_used": {k: p[k] for k in sorted(p)},
         "input_files": ["data/system.json"],
-        "reference_files": sorted(f"reference/{f.name}" for f in ref_dir.iterdir()),
+        "reference_files": sorted(f.name for f in ref_dir.iterdir()),
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n",
                                                    encoding="utf-8")

@@ -247,7 +247,7 @@ def generate(output_dir: Path, params: dict) -> dict:
     meta = {
         "params_used": p,
         "input_files": [f"data/{s['name']}" for s in INPUT_SPEC],
-        "reference_files": [f"reference/{s['name'][:-4]}_ref.npy" for s in OUTPUT_SPEC],
+        "reference_files": [f"{s['name'][:-4]}_ref.npy" for s in OUTPUT_SPEC],
     }
     (output_dir / "instance_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta
