@@ -105,7 +105,7 @@ if ! podman image exists "$BASE_IMAGE"; then
     -r "$work/pins.txt" -c "$work/constraints.txt"
   rm -rf "$work/rootfs/var/cache/apt/archives/"*.deb "$work/rootfs/var/lib/apt/lists/"* \
          "$work/rootfs/usr/local/lib/python3.11/dist-packages/bin"
-  tar -C "$work/rootfs" -c . | podman import \
+  tar -C "$work/rootfs" -c . | podman import -q \
     --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin' --change 'CMD ["python"]' - "$BASE_IMAGE" >/dev/null
   rm -rf "$work"
   trap - EXIT

@@ -46,6 +46,8 @@ IMAGE_ENV_VAR = "ASIBENCH_SANDBOX_IMAGE"
 CONTAINER_UID = 65534
 CONTAINER_USER = f"{CONTAINER_UID}:{CONTAINER_UID}"
 _NANO = 1_000_000_000
+NOFILE_LIMIT = 4096
+NPROC_LIMIT = 16384
 
 
 class DockerBackend(SandboxBackend):
@@ -97,6 +99,11 @@ class DockerBackend(SandboxBackend):
                 {"name": "cpu", "soft": limits.cpu_seconds, "hard": limits.cpu_seconds + 1},
                 {"name": "fsize", "soft": limits.max_file_bytes, "hard": limits.max_file_bytes},
                 {"name": "core", "soft": 0, "hard": 0},
+                # Explicit, so the engine does not try to raise them to its own defaults
+                # (podman as root asks for nofile=1048576, refused where the host caps it).
+                # nproc is per uid across the host; pids_limit is the per-container cap.
+                {"name": "nofile", "soft": NOFILE_LIMIT, "hard": NOFILE_LIMIT},
+                {"name": "nproc", "soft": NPROC_LIMIT, "hard": NPROC_LIMIT},
             ],
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
@@ -175,6 +182,14 @@ class DockerBackend(SandboxBackend):
             reason=reason, limit=limit,
             stdout_truncated=out.truncated, stderr_truncated=err.truncated,
         )
+
+    def image_id(self) -> str:
+        """The content id ("sha256:…") of this backend's image; BackendUnavailable without it."""
+        client = self._connect()
+        try:
+            return str(client.images.get(self.image).id)
+        except Exception as exc:
+            raise BackendUnavailable(f"image {self.image!r} is not available to the engine: {exc}") from exc
 
     def _connect(self) -> Any:
         if self._client is None:
