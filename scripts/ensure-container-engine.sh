@@ -35,7 +35,7 @@ flock 9
 
 # 1. Packages.
 need=()
-for pkg in podman runc catatonit debootstrap podman-compose; do
+for pkg in podman runc catatonit debootstrap; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
