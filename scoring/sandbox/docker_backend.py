@@ -147,7 +147,10 @@ class DockerBackend(SandboxBackend):
             raise SandboxError(f"the container engine refused the sandbox: {exc}") from exc
         timed_out = False
         try:
-            container.start()
+            try:
+                container.start()
+            except Exception as exc:  # the runtime could not apply the configuration
+                raise SandboxError(f"the container engine could not start the sandbox: {exc}") from exc
             try:
                 status = container.wait(timeout=limits.wall_clock_seconds)
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:

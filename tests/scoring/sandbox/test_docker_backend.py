@@ -5,12 +5,14 @@ These tests never skip: an unreachable engine is a failure of the test setup.
 """
 
 import os
+import threading
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from scoring.sandbox import Limits, MountError, get_backend
+from scoring.sandbox import BackendUnavailable, Limits, MountError, SandboxError, get_backend
 from scoring.sandbox.docker_backend import CONTAINER_UID, DockerBackend
 
 pytestmark = pytest.mark.slow
@@ -36,8 +38,10 @@ def py(code: str) -> list[str]:
     return ["python", "-c", code]
 
 
-def sandbox_containers(docker: DockerBackend) -> set[str]:
-    return {c.id for c in docker._connect().containers.list(all=True, filters={"label": LABEL})}
+def sandbox_containers(docker: DockerBackend, marker: str) -> list[str]:
+    """Sandbox containers (running or stopped) whose command contains `marker`."""
+    listed = docker._connect().containers.list(all=True, sparse=True, filters={"label": LABEL})
+    return [c.id for c in listed if marker in str(c.attrs.get("Command"))]
 
 
 def test_it_scores_with_the_images_python_numpy_and_scoring_code(docker, workdir, limits):
@@ -135,19 +139,27 @@ def test_the_memory_limit_kills_and_is_named(docker, workdir, limits):
 
 def test_a_command_past_its_time_is_killed_and_removed(docker, workdir, limits):
     marker = f"timeout-{uuid.uuid4().hex[:8]}"
-    before = sandbox_containers(docker)
     result = docker.run(["sh", "-c", f"echo {marker}; sleep 600"], workdir, [], limits.replace(wall_clock_seconds=3))
     assert result.timed_out and result.limit == "wall_clock"
     assert 3 <= result.duration_seconds < 30
     assert marker in result.stdout_text  # output up to the kill is kept
-    assert sandbox_containers(docker) == before  # nothing left running or stopped
+    assert sandbox_containers(docker, marker) == []  # nothing left running or stopped
 
 
 def test_every_run_removes_its_container(docker, workdir, limits):
-    before = sandbox_containers(docker)
-    assert docker.run(["true"], workdir, [], limits).ok
-    assert docker.run(["false"], workdir, [], limits).returncode == 1
-    assert sandbox_containers(docker) == before
+    marker = f"removed-{uuid.uuid4().hex[:8]}"
+    assert docker.run(["sh", "-c", f"true {marker}"], workdir, [], limits).ok
+    assert docker.run(["sh", "-c", f"false {marker}"], workdir, [], limits).returncode == 1
+    # While it runs, the container is listed by its command (so the lookup can see one); then it is gone.
+    runner = threading.Thread(target=docker.run, args=(["sh", "-c", f"sleep 4; true {marker}"], workdir, [], limits))
+    runner.start()
+    deadline, listed = time.monotonic() + 30, []
+    while not listed and time.monotonic() < deadline:
+        listed = sandbox_containers(docker, marker)
+        time.sleep(0.2)
+    runner.join()
+    assert len(listed) == 1
+    assert sandbox_containers(docker, marker) == []
 
 
 def test_a_missing_workdir_or_mount_is_refused_before_any_container(docker, tmp_path, limits):
@@ -157,3 +169,14 @@ def test_a_missing_workdir_or_mount_is_refused_before_any_container(docker, tmp_
     work.mkdir()
     with pytest.raises(MountError):
         docker.run(["true"], work, [Path("/nonexistent/reference")], limits)
+
+
+def test_a_missing_image_is_a_sandbox_error_that_names_it(workdir, limits):
+    with pytest.raises(SandboxError, match="asibench-no-such-image:1"):
+        DockerBackend(image="asibench-no-such-image:1").run(["true"], workdir, [], limits)
+
+
+def test_an_unreachable_engine_is_reported_as_unavailable(workdir, limits, monkeypatch, tmp_path):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    with pytest.raises(BackendUnavailable, match="unreachable"):
+        DockerBackend().run(["true"], workdir, [], limits)
