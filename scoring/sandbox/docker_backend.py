@@ -209,6 +209,7 @@ class DockerBackend(SandboxBackend):
 
 def _capped_logs(container: Any, cap: int, *, stdout: bool) -> CappedBuffer:
     buf = CappedBuffer(cap)
-    for chunk in container.logs(stdout=stdout, stderr=not stdout, stream=True):
+    # follow=False: the container has exited; following makes podman hold the stream ~250 ms.
+    for chunk in container.logs(stdout=stdout, stderr=not stdout, stream=True, follow=False):
         buf.write(chunk)
     return buf
