@@ -58,6 +58,12 @@ def test_it_scores_with_the_images_python_numpy_and_scoring_code(docker, workdir
     assert (workdir / "out.txt").stat().st_uid == workdir.stat().st_uid == os.getuid()
 
 
+def test_the_image_carries_bytecode_for_its_read_only_root(docker, workdir, limits):
+    code = "import os, numpy, scipy, scoring.engine as e; print(all(os.path.exists(m.__cached__) for m in (numpy, scipy, e)))"
+    result = docker.run(py(code), workdir, [], limits)
+    assert result.stdout_text.split() == ["True"], result.stderr_text
+
+
 def test_it_runs_as_nobody_with_no_capabilities(docker, workdir, limits):
     result = docker.run(["sh", "-c", "id -u; id -g; grep -E '^Cap(Eff|Prm|Bnd):' /proc/self/status;"
                          "grep NoNewPrivs /proc/self/status"], workdir, [], limits)
@@ -79,6 +85,13 @@ def test_it_has_no_network(docker, workdir, limits):
     interfaces, outcome = result.stdout_text.splitlines()
     assert interfaces == "['lo']"
     assert outcome.startswith("refused")
+
+
+def test_network_is_given_only_when_asked_for(docker, workdir, limits):
+    """`asibench run --sandbox os --network bridge`: the engine's NAT, so a model provider is reachable."""
+    result = docker.run(["ls", "/sys/class/net"], workdir, [], limits.replace(network=True))
+    assert result.ok, result.stderr_text
+    assert "lo" in result.stdout_text.split() and len(result.stdout_text.split()) > 1
 
 
 def test_the_root_and_the_mounts_are_read_only(docker, workdir, limits, tmp_path):
