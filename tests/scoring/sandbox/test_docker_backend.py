@@ -59,7 +59,8 @@ def test_it_scores_with_the_images_python_numpy_and_scoring_code(docker, workdir
 
 
 def test_the_image_carries_bytecode_for_its_read_only_root(docker, workdir, limits):
-    code = "import os, numpy, scipy, scoring.engine as e; print(all(os.path.exists(m.__cached__) for m in (numpy, scipy, e)))"
+    code = ("import os, numpy, scipy, scoring.engine as e;"
+            "print(all(os.path.exists(m.__cached__) for m in (numpy, scipy, e)))")
     result = docker.run(py(code), workdir, [], limits)
     assert result.stdout_text.split() == ["True"], result.stderr_text
 
