@@ -43,6 +43,7 @@ _DROPPED_ENV = frozenset({"PYTHONPATH", "PYTHONHOME"})
 
 DEFAULT_IMAGE = "asibench-scoring:latest"
 IMAGE_ENV_VAR = "ASIBENCH_SANDBOX_IMAGE"
+ENGINE_ENV_VAR = "DOCKER_HOST"  # the engine's API address; docker.from_env() reads it
 CONTAINER_UID = 65534
 CONTAINER_USER = f"{CONTAINER_UID}:{CONTAINER_UID}"
 _NANO = 1_000_000_000
@@ -203,7 +204,8 @@ class DockerBackend(SandboxBackend):
                 self._client.ping()
             except Exception as exc:
                 self._client = None
-                raise BackendUnavailable(f"Docker daemon unreachable: {exc}") from exc
+                where = os.environ.get(ENGINE_ENV_VAR) or "the default socket"
+                raise BackendUnavailable(f"Docker daemon unreachable at {where} (set {ENGINE_ENV_VAR}): {exc}") from exc
         return self._client
 
 

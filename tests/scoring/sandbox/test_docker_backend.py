@@ -192,5 +192,5 @@ def test_a_missing_image_is_a_sandbox_error_that_names_it(workdir, limits):
 
 def test_an_unreachable_engine_is_reported_as_unavailable(workdir, limits, monkeypatch, tmp_path):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
-    with pytest.raises(BackendUnavailable, match="unreachable"):
+    with pytest.raises(BackendUnavailable, match="unreachable at unix:.*no-engine.sock"):
         DockerBackend().run(["true"], workdir, [], limits)
