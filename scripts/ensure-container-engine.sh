@@ -16,7 +16,10 @@ BASE_IMAGE="${ASIBENCH_SANDBOX_BASE_IMAGE:-localhost/asibench-scoring-base:bookw
 IMAGE="${ASIBENCH_SANDBOX_IMAGE:-asibench-scoring:latest}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LOG_DIR="${ASIBENCH_ENGINE_LOG_DIR:-/var/log/asibench}"
-PYTHON="${PYTHON:-python3}"
+# Any pip works for fetching the wheels; the project's venv (made by `make test-deps`) has one.
+if [ -z "${PYTHON:-}" ]; then
+  if [ -x "$ROOT/.venv/bin/python" ]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON=python3; fi
+fi
 
 say() { echo "container engine: $*"; }
 
