@@ -33,8 +33,10 @@ run: system-deps bootstrap
 system-deps:
 	scripts/ensure-system-packages.sh
 
+## PostgreSQL, Redis, and the container engine (podman on a Docker-API socket + the scoring image).
 services:
 	scripts/ensure-services.sh
+	scripts/ensure-container-engine.sh
 
 lint: test-deps
 	$(VENV)/bin/ruff check .
@@ -46,6 +48,7 @@ test: system-deps test-deps services lint
 	CELERY_BROKER_URL=$${TEST_BROKER_URL:-redis://127.0.0.1:6379/15} \
 	CELERY_RESULT_BACKEND=$${TEST_RESULT_BACKEND:-redis://127.0.0.1:6379/14} \
 	ASIBENCH_VAR_DIR=$(CURDIR)/var/test \
+	DOCKER_HOST=$${DOCKER_HOST:-unix:///run/asibench-podman.sock} \
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 ## make test-fast: the same, without browser and slow tests (no servers, workers, Chromium or official client).

@@ -1,4 +1,5 @@
-"""Running one agent command in a workspace: unsandboxed (`none`) or in bubblewrap (`linux_ns`).
+"""Running one agent command in a workspace: unsandboxed (`none`), in bubblewrap (`linux_ns`)
+or in a container (`os`).
 
 Both modes kill the whole process tree when the command ends or its time is up:
 - `none`: the command leads a new session whose group is SIGKILLed (scoring.sandbox.process.drive);
@@ -17,6 +18,13 @@ Portal credential store are not mounted. Network: shared with the host (agents t
 their model provider). Environment: cleared, then PATH, HOME=<workspace>, LANG, TMPDIR,
 AI4SCI_SANDBOX=1 and the passed-through variables (model-provider keys, proxies); never
 the Portal submit token.
+
+What an `os` agent can reach: the container image chosen with `--image` (its root read-only,
+a private /tmp), the workspace bound read-write at its own host path, and the `--ro-mount`
+paths read-only; it runs as uid 65534 with every capability dropped, no new privileges, and
+the process/memory limits below. Network is what `--network` says: `none` (loopback only) or
+`bridge` (the engine's NAT, to reach a model provider). Environment as for `linux_ns`, minus
+the host's PATH. The engine is the Docker API at DOCKER_HOST (Docker or podman).
 """
 
 from __future__ import annotations
@@ -96,6 +104,46 @@ def run_linux_ns(command: str, workspace: Path, *, host_env: Mapping[str, str], 
         result = get_backend("bwrap").run(["/bin/sh", "-c", command], workspace, list(mounts), limits)
     except SandboxError as exc:
         return AgentRun(None, b"", b"", False, time.monotonic() - started, error=f"linux_ns sandbox: {exc}")
+    return AgentRun(None if result.timed_out else result.returncode, result.stdout, result.stderr,
+                    result.timed_out, result.duration_seconds)
+
+
+OS_NETWORKS = ("none", "bridge")
+
+
+def os_image_identity(image: str) -> str:
+    """The image's content id ("sha256:…"), what the official client records as image_identity.
+
+    Fails closed: no engine or no such image is an error before any agent runs."""
+    from scoring.sandbox.docker_backend import DockerBackend
+
+    try:
+        return str(DockerBackend(image=image).image_id())
+    except SandboxError as exc:
+        raise SandboxError(f"--sandbox os: {exc}") from exc
+
+
+def run_os(command: str, workspace: Path, *, host_env: Mapping[str, str], timeout: float, image: str,
+           network: str, mounts: list[Path], pass_env: list[str]) -> AgentRun:
+    from scoring.sandbox.docker_backend import DockerBackend
+
+    started = time.monotonic()
+    env = sandbox_env(host_env, workspace, pass_env)
+    env.pop("PATH")  # the host's venv means nothing inside; the image's PATH applies
+    limits = Limits(
+        wall_clock_seconds=timeout,
+        cpu_seconds=int(timeout * (os.cpu_count() or 1)) + 60,
+        memory_bytes=SANDBOX_MEMORY_BYTES,
+        max_processes=SANDBOX_MAX_PROCESSES,
+        max_file_bytes=SANDBOX_MAX_FILE_BYTES,
+        network=network == "bridge",
+        env=env,
+        max_output_bytes=OUTPUT_CAP,
+    )
+    try:
+        result = DockerBackend(image=image).run(["/bin/sh", "-c", command], workspace, list(mounts), limits)
+    except SandboxError as exc:
+        return AgentRun(None, b"", b"", False, time.monotonic() - started, error=f"os sandbox: {exc}")
     return AgentRun(None if result.timed_out else result.returncode, result.stdout, result.stderr,
                     result.timed_out, result.duration_seconds)
 

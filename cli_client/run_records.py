@@ -128,17 +128,17 @@ def sandbox_provenance(mode: str, image_identity: str | None = None) -> dict[str
             "verification_status": verification, "image_identity": image_identity}
 
 
-def runtime_provenance(task: dict[str, Any]) -> dict[str, Any]:
-    """Runtime provenance of a host-process run (we build no task venvs and no images)."""
+def runtime_provenance(task: dict[str, Any], image_identity: str | None = None) -> dict[str, Any]:
+    """Runtime provenance: a host process, or (`os`, with `image_identity`) the container image."""
     return {
         "python_requirement": task.get("_runtime_python"),
         "resolved_python_version": None,
         "python_requirement_satisfied": None,
         "packages": list(task.get("_runtime_packages") or []),
         "task_env_cache_key": None,
-        "runtime_source": "host_process",
+        "runtime_source": "docker_image" if image_identity else "host_process",
         "runtime_interpreter": None,
-        "docker_image_identity": None,
+        "docker_image_identity": image_identity,
     }
 
 

@@ -18,13 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from cli_client import run_records as records
-from cli_client.agent_exec import AgentRun, linux_ns_mounts, run_linux_ns, run_unsandboxed
+from cli_client.agent_exec import (
+    OS_NETWORKS,
+    AgentRun,
+    linux_ns_mounts,
+    os_image_identity,
+    run_linux_ns,
+    run_os,
+    run_unsandboxed,
+)
 from cli_client.errors import CliError
 from cli_client.formats.digests import sha256_file
 from scoring.engine import TaskDefinitionError, anonymised_task_id, declared_outputs, load_task
 from scoring.engine.taskdef import PROMPT_LEVELS
+from scoring.sandbox import SandboxError
 
-SANDBOXES = ("none", "linux_ns")
+SANDBOXES = ("none", "linux_ns", "os")
 STATUSES = ("completed", "failed", "timeout")
 AGENT_MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude")
 TRANSIENT_DIRS = (".venv", "__pycache__", ".mplconfig", ".pytest_cache", ".mypy_cache", ".ruff_cache",
@@ -48,6 +57,10 @@ class RunOptions:
     pass_env: tuple[str, ...] = ()
     keep_workspaces: bool = False
     agent_config: dict[str, Any] = field(default_factory=dict)
+    image: str | None = None
+    """--sandbox os: the container image the agent runs in."""
+    network: str | None = None
+    """--sandbox os: none | bridge, always chosen explicitly."""
 
 
 @dataclass(frozen=True)
@@ -170,8 +183,17 @@ def validate_options(options: RunOptions) -> None:
             f"--agent-cmd is not a valid template ({exc!r}); placeholders: "
             f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)}; double literal braces"
         ) from None
-    if options.sandbox == "linux_ns" and options.agent_config.get("cwd"):
-        raise CliError("agent config `cwd` is not supported with --sandbox linux_ns (the workspace is the cwd)")
+    if options.sandbox in ("linux_ns", "os") and options.agent_config.get("cwd"):
+        raise CliError(f"agent config `cwd` is not supported with --sandbox {options.sandbox} "
+                       "(the workspace is the cwd)")
+    if options.sandbox == "os":
+        if not options.image:
+            raise CliError("--sandbox os needs --image (the container image the agent runs in)")
+        if options.network not in OS_NETWORKS:
+            raise CliError("--sandbox os needs an explicit --network: none (no network) or bridge "
+                           "(the engine's NAT, e.g. to reach a model provider)")
+    elif options.image or options.network:
+        raise CliError("--image and --network apply only to --sandbox os")
     resolved_out = options.output_dir.resolve()
     resolved_in = options.instances_dir.resolve()
     if resolved_out == resolved_in or resolved_in in resolved_out.parents:
@@ -281,8 +303,17 @@ class Runner:
         self.sanitizer = records.Sanitizer(output_dir=self.out.absolute(), repo_root=repo_root,
                                            home=Path(home) if home else None)
         self.agent_provenance = records.agent_provenance(options.agent_cmd, options.agent_config, self.sanitizer)
-        self.sandbox_provenance = records.sandbox_provenance(options.sandbox)
-        self.mounts = linux_ns_mounts(list(options.ro_mounts)) if options.sandbox == "linux_ns" else []
+        self.image_identity: str | None = None
+        if options.sandbox == "os":
+            try:  # fail closed: no engine or no image stops the run before any agent starts
+                self.image_identity = os_image_identity(str(options.image))
+            except SandboxError as exc:
+                raise CliError(str(exc)) from None
+        self.sandbox_provenance = records.sandbox_provenance(options.sandbox, self.image_identity)
+        if options.sandbox == "linux_ns":
+            self.mounts = linux_ns_mounts(list(options.ro_mounts))
+        else:
+            self.mounts = [p.resolve() for p in options.ro_mounts]
 
     def work_items(self) -> list[WorkItem]:
         return [WorkItem(instance, level, attempt) for instance in self.instances
@@ -297,7 +328,7 @@ class Runner:
             agent_config=self.agent_provenance,
             task_versions={tid: str(task.get("version", "unknown")) for tid, task in catalog.items()},
             sandbox=self.sandbox_provenance,
-            task_runtime={tid: records.runtime_provenance(task) for tid, task in catalog.items()},
+            task_runtime={tid: records.runtime_provenance(task, self.image_identity) for tid, task in catalog.items()},
         )
 
     def run(self, on_start: Callable[[WorkItem], None] | None = None,
@@ -338,6 +369,10 @@ class Runner:
             if self.options.sandbox == "linux_ns":
                 run = run_linux_ns(command, workspace, host_env=self.host_env, timeout=self.timeout,
                                    mounts=self.mounts, pass_env=list(self.options.pass_env))
+            elif self.options.sandbox == "os":
+                run = run_os(command, workspace, host_env=self.host_env, timeout=self.timeout,
+                             image=str(self.options.image), network=str(self.options.network),
+                             mounts=self.mounts, pass_env=list(self.options.pass_env))
             else:
                 cwd = Path(self.options.agent_config["cwd"]) if self.options.agent_config.get("cwd") else workspace
                 run = run_unsandboxed(command, cwd, host_env=self.host_env, timeout=self.timeout)
@@ -414,7 +449,7 @@ class Runner:
 
         provenance: dict[str, Any] = {"agent": self.agent_provenance, "sandbox": self.sandbox_provenance}
         if item.instance.task is not None:
-            provenance["runtime"] = records.runtime_provenance(item.instance.task)
+            provenance["runtime"] = records.runtime_provenance(item.instance.task, self.image_identity)
         result = {
             "result_schema_version": records.RESULT_SCHEMA_VERSION,
             "instance_id": item.instance.instance_id,

@@ -339,10 +339,15 @@ if SCORING_SANDBOX not in {"bwrap", "docker", "none"}:
 SCORING_SANDBOX_IMAGE = env_str("ASIBENCH_SANDBOX_IMAGE", "asibench-scoring:latest")
 
 # Which `provenance.sandbox.effective_mode` values each dataset accepts in a submission.
-# The official contract accepts only `os` (Docker) for seed42; the embedded default also
-# accepts `linux_ns` so that a local `make run` can take runs made with `--agent-cmd`.
+# ASIBENCH_SANDBOX_POLICY=official is the official service's rule: seed42 takes only `os`
+# (Docker, with a docker_container verification and an image identity), as made by
+# `asibench run --sandbox os`. The embedded default `local` also accepts `linux_ns` so that
+# a local `make run` can take runs made with bubblewrap. The per-dataset variables override.
+SANDBOX_POLICY = env_str("ASIBENCH_SANDBOX_POLICY", "local")
+if SANDBOX_POLICY not in {"official", "local"}:
+    raise ImproperlyConfigured(f"ASIBENCH_SANDBOX_POLICY must be official or local, got {SANDBOX_POLICY!r}")
 DATASET_SANDBOX_MODES = {
-    "seed42": env_list("ASIBENCH_SEED42_SANDBOX_MODES", "os,linux_ns"),
+    "seed42": env_list("ASIBENCH_SEED42_SANDBOX_MODES", "os" if SANDBOX_POLICY == "official" else "os,linux_ns"),
     "seed31415": env_list("ASIBENCH_SEED31415_SANDBOX_MODES", "os,linux_ns,none"),
 }
 

@@ -59,8 +59,12 @@ def summary_table(outcomes: list[Outcome], attempts: int) -> Table:
 @click.option("--agent-cmd", required=True,
               help="Shell command template; placeholders {workspace} {prompt_file} {prompt_level} "
                    "{task_id} {instance_id} (values shell-quoted; double literal braces).")
-@click.option("--sandbox", type=click.Choice(["none", "linux_ns"]), default="none", show_default=True,
-              help="none: plain host process. linux_ns: bubblewrap, workspace is the only writable path.")
+@click.option("--sandbox", type=click.Choice(["none", "linux_ns", "os"]), default="none", show_default=True,
+              help="none: plain host process. linux_ns: bubblewrap, workspace is the only writable path. "
+                   "os: a container on the Docker API at DOCKER_HOST (what seed42 requires officially).")
+@click.option("--image", default=None, help="os: the container image the agent runs in (recorded by its id).")
+@click.option("--network", type=click.Choice(["none", "bridge"]), default=None,
+              help="os (required): none = loopback only; bridge = the engine's NAT, to reach a model provider.")
 @click.option("--tasks", "tasks_csv", default=None, help="Comma list of task ids to run (default: all).")
 @click.option("--tasks-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("tasks"),
               show_default=True, help="Task catalog (declared outputs, versions, runtime).")
@@ -70,15 +74,16 @@ def summary_table(outcomes: list[Outcome], attempts: int) -> Table:
               help="Runs per (instance, level); attempt N>1 is saved as __attempt<N>.")
 @click.option("--agent-config", default=None, help="JSON object recorded in provenance (keys: cwd, timeout).")
 @click.option("--ro-mount", "ro_mounts", multiple=True, type=click.Path(path_type=Path, exists=True),
-              help="linux_ns: extra read-only path the agent needs (repeatable), e.g. examples/ and tasks/.")
+              help="linux_ns/os: extra read-only path the agent needs (repeatable), e.g. examples/ and tasks/.")
 @click.option("--pass-env", "pass_env", multiple=True,
-              help="linux_ns: pass this environment variable through (repeatable); provider keys "
+              help="linux_ns/os: pass this environment variable through (repeatable); provider keys "
                    "(*_API_KEY, *_BASE_URL, …) and proxies pass by default.")
 @click.option("--keep-workspaces", is_flag=True,
               help="Keep each temporary workspace and link it under <output>/instances/_workspaces/.")
 @click.option("--output-dir", required=True, type=click.Path(path_type=Path, file_okay=False))
 @pass_cli
-def run(cli_ctx: CliContext, instances_dir: Path, agent_cmd: str, sandbox: str, tasks_csv: str | None,
+def run(cli_ctx: CliContext, instances_dir: Path, agent_cmd: str, sandbox: str, image: str | None,
+        network: str | None, tasks_csv: str | None,
         tasks_dir: Path, prompt_levels: str, timeout: int, attempts: int, agent_config: str | None,
         ro_mounts: tuple[Path, ...], pass_env: tuple[str, ...], keep_workspaces: bool,
         output_dir: Path) -> None:
@@ -91,6 +96,7 @@ def run(cli_ctx: CliContext, instances_dir: Path, agent_cmd: str, sandbox: str, 
         tasks_dir=tasks_dir, tasks=comma_list(tasks_csv), prompt_levels=comma_list(prompt_levels),
         timeout=timeout, attempts=attempts, ro_mounts=ro_mounts, pass_env=pass_env,
         keep_workspaces=keep_workspaces, agent_config=parse_agent_config(agent_config),
+        image=image, network=network,
     )
     runner = Runner(options, host_env=cli_ctx.env, repo_root=REPO_ROOT)
     items = runner.work_items()

@@ -109,8 +109,16 @@ def _completeness(bundle: VerifiedBundle, dataset: Dataset) -> tuple[list[str], 
         "timed_out_with_outputs": [e.base_name for e in bundle.entries if e.timed_out_with_outputs],
         "uncompressed_bytes": bundle.uncompressed_bytes,
         "member_count": bundle.member_count,
+        "sandbox_policy": sandbox_policy(dataset),
     }
     return sorted(set(incomplete)), report
+
+
+def sandbox_policy(dataset: Dataset) -> dict[str, Any]:
+    """The sandbox rule a bundle was checked against: `official` when the dataset takes only
+    Docker (`os`) runs, as the official service does for seed42; `local` otherwise."""
+    accepted = sorted(dataset.accepted_sandbox_modes or [])
+    return {"name": "official" if accepted == ["os"] else "local", "accepted_modes": accepted}
 
 
 @dataclass(frozen=True)

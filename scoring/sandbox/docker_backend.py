@@ -2,13 +2,23 @@
 
 `container_config` is pure and holds every isolation decision; `run` is a thin layer over
 the Docker SDK. Paths are host paths as the Docker daemon sees them; `workdir` is bound at
-the same path inside. The image's own ENV (PATH, PYTHONPATH to the copied `scoring/`) is
-part of the trusted image; nothing from the caller's environment is passed in.
+the same path inside (so a worker that itself runs in a container must see its scratch
+directory at the same path as the engine: see docker-compose.yml). The image is trusted and
+carries `scoring/` and `cli_client/` on its own sys.path; nothing from the caller's process
+environment is passed in, and a caller's PYTHONPATH (host paths) is dropped.
+
+Tested against podman 4.3 serving the Docker API (scripts/ensure-container-engine.sh); two
+of its habits are handled here: a `wait` that outlives its timeout surfaces as
+requests' ConnectionError rather than ReadTimeout, and on cgroup v1 `State.OOMKilled` is
+never set, so exit 137 that we did not cause is read as the memory limit.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +32,23 @@ from .base import (
     SandboxBackend,
     SandboxError,
     SandboxResult,
+    checked_run_args,
     classify,
     normalize_mounts,
 )
+from .bwrap import _owned_by
+
+# Host-side variables that mean nothing inside the image (its code is on its own sys.path).
+_DROPPED_ENV = frozenset({"PYTHONPATH", "PYTHONHOME"})
 
 DEFAULT_IMAGE = "asibench-scoring:latest"
 IMAGE_ENV_VAR = "ASIBENCH_SANDBOX_IMAGE"
-CONTAINER_USER = "65534:65534"
+ENGINE_ENV_VAR = "DOCKER_HOST"  # the engine's API address; docker.from_env() reads it
+CONTAINER_UID = 65534
+CONTAINER_USER = f"{CONTAINER_UID}:{CONTAINER_UID}"
 _NANO = 1_000_000_000
+NOFILE_LIMIT = 4096
+NPROC_LIMIT = 16384
 
 
 class DockerBackend(SandboxBackend):
@@ -67,7 +86,7 @@ class DockerBackend(SandboxBackend):
             "command": list(argv),
             "user": CONTAINER_USER,
             "working_dir": str(workdir),
-            "environment": {**BASE_ENV, **limits.env},
+            "environment": {**BASE_ENV, **{k: v for k, v in limits.env.items() if k not in _DROPPED_ENV}},
             "network_mode": "bridge" if limits.network else "none",
             "read_only": True,
             "tmpfs": {"/tmp": f"rw,nosuid,nodev,{tmpfs_size}",
@@ -81,6 +100,11 @@ class DockerBackend(SandboxBackend):
                 {"name": "cpu", "soft": limits.cpu_seconds, "hard": limits.cpu_seconds + 1},
                 {"name": "fsize", "soft": limits.max_file_bytes, "hard": limits.max_file_bytes},
                 {"name": "core", "soft": 0, "hard": 0},
+                # Explicit, so the engine does not try to raise them to its own defaults
+                # (podman as root asks for nofile=1048576, refused where the host caps it).
+                # nproc is per uid across the host; pids_limit is the per-container cap.
+                {"name": "nofile", "soft": NOFILE_LIMIT, "hard": NOFILE_LIMIT},
+                {"name": "nproc", "soft": NPROC_LIMIT, "hard": NPROC_LIMIT},
             ],
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
@@ -103,34 +127,57 @@ class DockerBackend(SandboxBackend):
         read_only_mounts: list[Mount],
         limits: Limits,
     ) -> SandboxResult:
-        import time
-
-        if not Path(workdir).is_dir():
-            raise MountError(f"workdir is not a directory: {workdir}")
+        workdir = checked_run_args(argv, workdir)
         config = self.container_config(argv, workdir, read_only_mounts, limits)
         config.pop("detach")
         client = self._connect()
+        if os.geteuid() != 0 and os.stat(workdir).st_uid != CONTAINER_UID:
+            raise MountError(f"the container runs as uid {CONTAINER_UID} and cannot write {workdir}; "
+                             "the docker backend hands the workdir over, which needs root")
+        # As root, lend the workdir to the container's uid for the run, as bwrap does.
+        with _owned_by(workdir, CONTAINER_UID) if os.geteuid() == 0 else nullcontext():
+            return self._run_container(client, config, limits)
+
+    def _run_container(self, client: Any, config: dict[str, Any], limits: Limits) -> SandboxResult:
+        import requests
+
         started = time.monotonic()
-        container = client.containers.create(**config)
+        try:
+            container = client.containers.create(**config)
+        except Exception as exc:  # image missing, engine refused the configuration
+            raise SandboxError(f"the container engine refused the sandbox: {exc}") from exc
         timed_out = False
         try:
-            container.start()
+            try:
+                container.start()
+            except Exception as exc:  # the runtime could not apply the configuration
+                raise SandboxError(f"the container engine could not start the sandbox: {exc}") from exc
             try:
                 status = container.wait(timeout=limits.wall_clock_seconds)
-                returncode = int(status.get("StatusCode", -1))
-            except Exception:  # requests' ReadTimeout/ConnectionError: the deadline passed
+            except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+                # podman reports a wait timeout as a dropped connection; tell it apart from
+                # an engine that went away by the clock.
+                if time.monotonic() - started < limits.wall_clock_seconds:
+                    raise SandboxError(f"lost the container engine while waiting: {exc}") from exc
                 timed_out = True
-                container.kill()
-                returncode = int(container.wait(timeout=30).get("StatusCode", -1))
+                container.kill(signal="SIGKILL")
+                status = container.wait(timeout=30)
+            returncode = int(status.get("StatusCode", -1))
             duration = time.monotonic() - started
             out = _capped_logs(container, limits.max_output_bytes, stdout=True)
             err = _capped_logs(container, limits.max_output_bytes, stdout=False)
             container.reload()
             oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
         finally:
-            container.remove(force=True)
+            try:
+                container.remove(force=True)
+            except Exception:  # never mask the run's own error; the label finds leftovers
+                pass
         if returncode > 128:
             returncode = -(returncode - 128)  # shell convention for a signal death
+        # podman on cgroup v1 never sets OOMKilled: a SIGKILL we did not send is the
+        # memory cgroup's (the CPU rlimit sends SIGXCPU first, classified as cpu).
+        oom = oom or (returncode == -signal.SIGKILL and not timed_out)
         stderr = err.getvalue()
         limit, reason = classify(returncode, stderr, timed_out, limits, oom_killed=oom)
         return SandboxResult(
@@ -139,6 +186,14 @@ class DockerBackend(SandboxBackend):
             reason=reason, limit=limit,
             stdout_truncated=out.truncated, stderr_truncated=err.truncated,
         )
+
+    def image_id(self) -> str:
+        """The content id ("sha256:…") of this backend's image; BackendUnavailable without it."""
+        client = self._connect()
+        try:
+            return str(client.images.get(self.image).id)
+        except Exception as exc:
+            raise BackendUnavailable(f"image {self.image!r} is not available to the engine: {exc}") from exc
 
     def _connect(self) -> Any:
         if self._client is None:
@@ -149,12 +204,14 @@ class DockerBackend(SandboxBackend):
                 self._client.ping()
             except Exception as exc:
                 self._client = None
-                raise BackendUnavailable(f"Docker daemon unreachable: {exc}") from exc
+                where = os.environ.get(ENGINE_ENV_VAR) or "the default socket"
+                raise BackendUnavailable(f"Docker daemon unreachable at {where} (set {ENGINE_ENV_VAR}): {exc}") from exc
         return self._client
 
 
 def _capped_logs(container: Any, cap: int, *, stdout: bool) -> CappedBuffer:
     buf = CappedBuffer(cap)
-    for chunk in container.logs(stdout=stdout, stderr=not stdout, stream=True):
+    # follow=False: the container has exited; following makes podman hold the stream ~250 ms.
+    for chunk in container.logs(stdout=stdout, stderr=not stdout, stream=True, follow=False):
         buf.write(chunk)
     return buf

@@ -149,15 +149,17 @@ def tempfile_root() -> str:
     return tempfile.gettempdir() + "/ai4sci_ws_"
 
 
-@pytest.mark.parametrize("sandbox", ["none", "linux_ns"])
+@pytest.mark.parametrize("sandbox", ["none", "linux_ns", "os"])
 def test_a_timeout_kills_the_agent_and_all_its_children(tmp_path: Path, sandbox: str) -> None:
     instances = tmp_path / "instances"
     synthetic_instance(instances, "demo.sleepy", ["never.txt"])
-    marker = f"98765{4 if sandbox == 'none' else 3}"
+    marker = f"98765{ {'none': 4, 'linux_ns': 3, 'os': 2}[sandbox] }"
+    # os: the container on the engine at DOCKER_HOST (make test), in the scoring image.
+    container = ["--image", "asibench-scoring:latest", "--network", "none"] if sandbox == "os" else []
     # A background child, one that escapes the process group with setsid, and a foreground sleep.
     cmd = f"sleep {marker}1 & setsid sleep {marker}2 & sleep {marker}3"
     started = time.monotonic()
-    done = cli(["run", "--instances-dir", str(instances), "--agent-cmd", cmd, "--sandbox", sandbox,
+    done = cli(["run", "--instances-dir", str(instances), "--agent-cmd", cmd, "--sandbox", sandbox, *container,
                 "--prompt-levels", "b1", "--timeout", "2", "--output-dir", str(tmp_path / "out")],
                cli_env(tmp_path / "home"))
     assert done.returncode == 0, done.stderr

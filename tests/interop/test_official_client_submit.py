@@ -23,8 +23,9 @@ DOCKER_SANDBOX = {
 def as_docker_provenance(results: Path, dest: Path) -> Path:
     """The official client bundles only results whose provenance says Docker (`--sandbox os`).
 
-    Docker is not available here, so the run is made with our linux_ns sandbox and its provenance
-    is stamped as a Docker run would record it; every other byte is our `asibench run` output.
+    This run is made with our linux_ns sandbox and its provenance stamped as a Docker run would
+    record it; every other byte is our `asibench run` output. A genuine `--sandbox os` run is
+    submitted in test_official_client_os_run.py.
     """
     shutil.copytree(results, dest)
     stamped = 0

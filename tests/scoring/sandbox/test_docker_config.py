@@ -34,7 +34,8 @@ def test_it_applies_the_limits(config):
     assert config["pids_limit"] == 16
     assert config["nano_cpus"] == 1_000_000_000
     ulimits = {u["name"]: (u["soft"], u["hard"]) for u in config["ulimits"]}
-    assert ulimits == {"cpu": (20, 21), "fsize": (4 << 20, 4 << 20), "core": (0, 0)}
+    assert ulimits == {"cpu": (20, 21), "fsize": (4 << 20, 4 << 20), "core": (0, 0), "nofile": (4096, 4096),
+                       "nproc": (16384, 16384)}
     assert config["tmpfs"]["/tmp"].endswith(f"size={512 << 20}")
 
 
