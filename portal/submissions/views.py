@@ -10,7 +10,15 @@ from portal.submissions import selectors, services
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "submissions/dashboard.html", {"runs": selectors.submission_list_for_owner(request.user)})
+    runs = selectors.submission_list_with_progress(request.user)
+    return render(request, "submissions/dashboard.html", {"runs": runs, "live": any(p for _, p in runs)})
+
+
+@login_required
+def dashboard_live(request: HttpRequest) -> HttpResponse:
+    """The dashboard's runs table alone, for the page's live updater (portal/static/portal/live.js)."""
+    runs = selectors.submission_list_with_progress(request.user)
+    return render(request, "submissions/_runs_table.html", {"runs": runs, "live": any(p for _, p in runs)})
 
 
 @login_required
@@ -43,6 +51,17 @@ def submission_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
         return render(request, "portal/error.html", {"message": exc.detail}, status=404)
     context = selectors.submission_report_context(submission, viewer=request.user)
     return render(request, "submissions/detail.html", context)
+
+
+@login_required
+def submission_live(request: HttpRequest, submission_id: str) -> HttpResponse:
+    """The run page's status, progress and scores alone, for the page's live updater."""
+    try:
+        submission = services.submission_get_for(user=request.user, submission_id=submission_id)
+    except NotFound as exc:
+        return render(request, "portal/error.html", {"message": exc.detail}, status=404)
+    context = selectors.submission_report_context(submission, viewer=request.user)
+    return render(request, "submissions/_live.html", context)
 
 
 @login_required
