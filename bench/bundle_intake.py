@@ -55,6 +55,7 @@ def make_results(root: Path, size_mb: int, instance_ids: list[str], seed: int = 
 
     rng = np.random.default_rng(42 + seed)
     count = max(1, size_mb // FILE_MB)
+    file_mb = min(FILE_MB, size_mb)
     slots = [(iid, level, attempt) for attempt in range(1, 1000) for iid in instance_ids
              for level in ("b1", "b2", "b3", "b4")][:count]
     (root / "run_metadata.json").parent.mkdir(parents=True, exist_ok=True)
@@ -64,7 +65,7 @@ def make_results(root: Path, size_mb: int, instance_ids: list[str], seed: int = 
         base = f"{iid}__{level}" + (f"__attempt{attempt}" if attempt > 1 else "")
         out_dir = root / task_id / f"{base}.outputs"
         out_dir.mkdir(parents=True, exist_ok=True)
-        values = np.round(rng.standard_normal(FILE_MB * MB // 8) * (1 << 20)) / (1 << 20)
+        values = np.round(rng.standard_normal(file_mb * MB // 8) * (1 << 20)) / (1 << 20)
         np.save(out_dir / "out.npy", values)
         data = (out_dir / "out.npy").read_bytes()
         record = {"path": "out.npy", "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
@@ -326,6 +327,8 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bundle-intake-", dir=args.workdir))
     try:
         portal = None if args.no_http or args.endpoint else ThrowawayPortal(workdir).__enter__()
+        if portal is not None:
+            portal.warm_up(workdir)
         try:
             for size in args.size_mb or [64, 512]:
                 bench(size, workdir, args, portal)

@@ -23,12 +23,7 @@
         var next = holder.firstElementChild;
         if (!next) { schedule(el); return; }
         el.replaceWith(next);
-        if (next.getAttribute("data-live") === "true") {
-          schedule(next);
-        } else if (next.hasAttribute("data-reload-when-done")) {
-          // The run left the queue: the rest of the page (review panel, final scores) changes too.
-          window.location.reload();
-        }
+        if (next.getAttribute("data-live") === "true") { schedule(next); }
       })
       .catch(function () { schedule(el); });  // a network blip: try again on the next tick
   }
