@@ -335,9 +335,9 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bundle-intake-", dir=args.workdir))
     try:
         portal = None if args.no_http or args.endpoint else ThrowawayPortal(workdir).__enter__()
-        if portal is not None:
-            portal.warm_up(workdir)
         try:
+            if portal is not None:
+                portal.warm_up(workdir)
             for size in args.size_mb or [64, 512]:
                 bench(size, workdir, args, portal)
         finally:
