@@ -1,16 +1,18 @@
-"""Bundle intake benchmark: the streaming verifier against the machine's one-pass limit and `tar -xzf`.
+"""Bundle intake benchmark: the streaming verifier against the machine's one-pass limits and `tar -xzf`.
 
     .venv/bin/python bench/bundle_intake.py --size-mb 64 --size-mb 512
-    .venv/bin/python bench/bundle_intake.py --size-mb 64 --endpoint http://127.0.0.1:8000 --token asi_pat_… \
-        --instance-id math.roots_demo__seed42
 
 For each size it builds a synthetic results dir of float64 .npy outputs (random normals quantised to
 2^-20, so gzip keeps roughly 3/4 of the bytes), bundles it with our bundler, and measures, each in a
-fresh child process whose peak RSS is read with wait4():
-  (a) verify_bundle_stream from the archive file to a temp file on the same disk
-  (b) the one-pass limit: read + inflate + sha256 of the inflated stream, nothing else
+fresh child process whose peak RSS is read from /proc:
+  (a) verify_bundle_stream from the archive file to a temp file on the same disk (its inflater:
+      ISA-L when `isal` is installed, see cli_client/formats/inflate.py)
+  (b) the zlib one-pass limit: read + zlib inflate + sha256 of the inflated stream, nothing else
+  (b') the same with ISA-L's inflate
   (c) the usual alternative: `tar -xzf` into a directory, then sha256 of every extracted file
-  (d) with --endpoint/--token: a streamed POST to {endpoint}/api/v1/submissions/bundle, end to end
+  (d) end to end: a streamed POST to /api/v1/submissions/bundle of a throwaway Portal (SQLite, local
+      files, gunicorn) that this script starts itself; or --endpoint/--token/--instance-id for a
+      Portal you run (its seed42 must contain the instance ids, with `out.npy` a declared output)
 Throughput is in MB (10^6 bytes) of *uncompressed* tar per second; the archive MB/s is shown as well.
 """
 
@@ -34,6 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from cli_client.formats.bundle import build_bundle, write_archive  # noqa: E402
+from cli_client.formats.inflate import gzip_inflater, inflate_backend  # noqa: E402
 from portal.submissions.bundle_verify import BundleLimits, verify_bundle_stream  # noqa: E402
 
 MB = 1_000_000
@@ -47,11 +50,12 @@ BENCH_LIMITS = BundleLimits(max_compressed_bytes=4 << 30, max_uncompressed_bytes
 
 # --- the synthetic bundle ---------------------------------------------------------------------
 
-def make_results(root: Path, size_mb: int, instance_ids: list[str]) -> None:
+def make_results(root: Path, size_mb: int, instance_ids: list[str], seed: int = 0) -> None:
     import numpy as np
 
-    rng = np.random.default_rng(42)
+    rng = np.random.default_rng(42 + seed)
     count = max(1, size_mb // FILE_MB)
+    file_mb = min(FILE_MB, size_mb)
     slots = [(iid, level, attempt) for attempt in range(1, 1000) for iid in instance_ids
              for level in ("b1", "b2", "b3", "b4")][:count]
     (root / "run_metadata.json").parent.mkdir(parents=True, exist_ok=True)
@@ -61,7 +65,7 @@ def make_results(root: Path, size_mb: int, instance_ids: list[str]) -> None:
         base = f"{iid}__{level}" + (f"__attempt{attempt}" if attempt > 1 else "")
         out_dir = root / task_id / f"{base}.outputs"
         out_dir.mkdir(parents=True, exist_ok=True)
-        values = np.round(rng.standard_normal(FILE_MB * MB // 8) * (1 << 20)) / (1 << 20)
+        values = np.round(rng.standard_normal(file_mb * MB // 8) * (1 << 20)) / (1 << 20)
         np.save(out_dir / "out.npy", values)
         data = (out_dir / "out.npy").read_bytes()
         record = {"path": "out.npy", "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
@@ -72,9 +76,9 @@ def make_results(root: Path, size_mb: int, instance_ids: list[str]) -> None:
         (root / task_id / f"{base}.json").write_text(json.dumps(result))
 
 
-def make_archive(workdir: Path, size_mb: int, instance_ids: list[str]) -> Path:
+def make_archive(workdir: Path, size_mb: int, instance_ids: list[str], seed: int = 0) -> Path:
     results = workdir / f"results_{size_mb}"
-    make_results(results, size_mb, instance_ids)
+    make_results(results, size_mb, instance_ids, seed)
     build_bundle(results, workdir / f"bundle_{size_mb}")
     # Level 6 only to save build time; inflate speed hardly depends on the level.
     archive = write_archive(workdir / f"bundle_{size_mb}", workdir / f"bundle_{size_mb}.tar.gz", compresslevel=6)
@@ -102,9 +106,9 @@ def child_verify(archive: Path, tracemalloc_on: bool) -> dict[str, Any]:
     return report
 
 
-def child_onepass(archive: Path) -> dict[str, Any]:
+def child_onepass(archive: Path, backend: str) -> dict[str, Any]:
     start = time.perf_counter()
-    inflate = zlib.decompressobj(wbits=31)
+    inflate = gzip_inflater(backend)
     digest = hashlib.sha256()
     total = 0
     with archive.open("rb") as source:
@@ -156,53 +160,148 @@ def run_child(kind: str, archive: Path, *extra: str) -> dict[str, Any]:
     return json.loads(out)
 
 
-def upload(archive: Path, endpoint: str, token: str) -> None:
+PORTAL_SETUP = """
+from portal.accounts.models import User
+from portal.accounts.services import cli_token_create
+from scoring.models import Dataset, Instance, Task
+dataset, _ = Dataset.objects.get_or_create(name="seed42", defaults={"seed": 42, "official": True,
+                                           "accepted_sandbox_modes": ["os"]})
+task = Task.objects.create(id="bench.synthetic", domain="bench", name="synthetic", version="1", status="final",
+                           declared_outputs=[{"name": "out.npy", "type": "npy"}], source_hash="0" * 64,
+                           source_dir="/nonexistent")
+Instance.objects.create(instance_id="bench.synthetic__seed42", dataset=dataset, task=task, task_revision=1,
+                        task_source_hash="0" * 64, input_archive="-", input_sha256="0" * 64, input_bytes=0,
+                        reference_archive="-", reference_sha256="0" * 64, generator_hash="0" * 64)
+user = User.objects.create_user(email="bench@example.org")
+print("TOKEN=" + cli_token_create(user=user, name="bench").plaintext)
+"""
+
+
+class ThrowawayPortal:
+    """A Portal on embedded defaults (SQLite, local files) under a temp dir, served by gunicorn
+    exactly as `make run` serves it, with one synthetic seed42 instance and a submitter token."""
+
+    def __init__(self, workdir: Path):
+        self.var = workdir / "portal-var"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.endpoint = self.token = ""
+
+    def __enter__(self) -> ThrowawayPortal:
+        import socket
+        import urllib.request
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "ASIBENCH_"))}
+        env.update(ASIBENCH_VAR_DIR=str(self.var), ASIBENCH_BUNDLE_MAX_BYTES=str(BENCH_LIMITS.max_compressed_bytes),
+                   ASIBENCH_BUNDLE_MAX_UNCOMPRESSED_BYTES=str(BENCH_LIMITS.max_uncompressed_bytes))
+        python = str(Path(sys.executable))
+        subprocess.run([python, "manage.py", "migrate", "--noinput"], cwd=REPO, env=env, check=True,
+                       capture_output=True)
+        setup = subprocess.run([python, "manage.py", "shell", "-c", PORTAL_SETUP], cwd=REPO, env=env, check=True,
+                               capture_output=True, text=True)
+        self.token = next(line[6:] for line in setup.stdout.splitlines() if line.startswith("TOKEN="))
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.endpoint = f"http://127.0.0.1:{port}"
+        gunicorn = Path(sys.executable).with_name("gunicorn")
+        self.proc = subprocess.Popen([str(gunicorn), "portal.wsgi:application", "--bind", f"127.0.0.1:{port}",
+                                      "--workers", "2", "--threads", "4", "--timeout", "600"],
+                                     cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(self.endpoint + "/healthz", timeout=2).read()
+                return self
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.__exit__(None, None, None)
+                    raise SystemExit("the throwaway Portal did not start") from None
+                time.sleep(0.3)
+
+    def warm_up(self, workdir: Path) -> None:
+        """Each gunicorn worker imports the URLconf, DRF and the verifier on its first request:
+        a few small uploads first, so (d) measures intake and not start-up."""
+        for round_ in range(4):
+            archive = make_archive(workdir, 1, [DEFAULT_ID], seed=1000 + round_)
+            upload(archive, self.endpoint, self.token)
+            archive.unlink()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+        shutil.rmtree(self.var, ignore_errors=True)
+
+
+def upload(archive: Path, endpoint: str, token: str) -> float:
+    """Seconds for one streamed POST of the archive (raises on a non-2xx reply)."""
     import requests
 
     url = endpoint.rstrip("/") + "/api/v1/submissions/bundle"
     size = archive.stat().st_size
     start = time.perf_counter()
     with archive.open("rb") as body:
-        response = requests.post(url, data=body, timeout=300, allow_redirects=False, headers={
+        response = requests.post(url, data=body, timeout=600, allow_redirects=False, headers={
             "Content-Type": "application/gzip", "Content-Length": str(size), "X-ASIBench-Filename": archive.name,
             "Authorization": f"Bearer {token}"})
     seconds = time.perf_counter() - start
-    print(f"  (d) upload  HTTP {response.status_code} in {seconds:.2f} s = {size / MB / seconds:.1f} MB/s "
-          f"(archive bytes)  reply: {response.text[:300]}")
+    if response.status_code not in (200, 201):
+        raise SystemExit(f"upload failed: HTTP {response.status_code}: {response.text[:300]}")
+    return seconds
 
 
-def bench(size_mb: int, workdir: Path, args: argparse.Namespace) -> None:
+KINDS = ("verify", "zlib", "isal", "tar")
+
+
+def bench(size_mb: int, workdir: Path, args: argparse.Namespace, portal: ThrowawayPortal | None) -> None:
     archive = make_archive(workdir, size_mb, args.instance_id or [DEFAULT_ID])
     compressed = archive.stat().st_size
     try:
-        runs: dict[str, list[dict[str, Any]]] = {"verify": [], "onepass": [], "tar": []}
-        for _ in range(args.repeat):  # interleaved, so load from other processes hits all three alike
+        runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+        for _ in range(args.repeat):  # interleaved, so load from other processes hits all of them alike
             for kind, reports in runs.items():
                 reports.append(run_child(kind, archive))
-        verify, onepass, untar = (min(runs[k], key=lambda r: r["seconds"]) for k in ("verify", "onepass", "tar"))
+        best = {kind: min(reports, key=lambda r: r["seconds"]) for kind, reports in runs.items()}
         cpu = {kind: min(r["cpu"] for r in reports) for kind, reports in runs.items()}
+        peak = {kind: max(r["peak_rss_mb"] for r in reports) for kind, reports in runs.items()}
         traced = run_child("verify", archive, "--tracemalloc") if args.tracemalloc else None
-        unc = onepass["uncompressed"]
+        unc = best["zlib"]["uncompressed"]
 
-        def rate(report: dict[str, Any]) -> str:
-            return f"{unc / MB / report['seconds']:6.1f} MB/s ({compressed / MB / report['seconds']:5.1f} archive MB/s)"
+        def rate(seconds: float) -> str:
+            return f"{unc / MB / seconds:6.1f} MB/s ({compressed / MB / seconds:5.1f} archive MB/s)"
 
-        print(f"\n== {size_mb} MB of outputs: {verify['instances']} instances, tar {unc / MB:.1f} MB, "
+        print(f"\n== {size_mb} MB of outputs: {best['verify']['instances']} results, tar {unc / MB:.1f} MB, "
               f"archive {compressed / MB:.1f} MB (ratio {unc / compressed:.2f}); best of {args.repeat}, "
               f"load average {os.getloadavg()[0]:.1f}")
-        print(f"  (a) verifier  {verify['seconds']:6.2f} s  {rate(verify)}  cpu {cpu['verify']:5.2f} s  "
-              f"peak RSS {max(r['peak_rss_mb'] for r in runs['verify']):.1f} MB"
-              + (f", tracemalloc peak {traced['tracemalloc_peak'] / MB:.1f} MB" if traced else ""))
-        print(f"  (b) one-pass  {onepass['seconds']:6.2f} s  {rate(onepass)}  cpu {cpu['onepass']:5.2f} s  "
-              f"peak RSS {max(r['peak_rss_mb'] for r in runs['onepass']):.1f} MB")
-        print(f"  (c) tar+sha   {untar['seconds']:6.2f} s  {rate(untar)}  cpu {cpu['tar']:5.2f} s")
-        print(f"  verifier vs one-pass: {onepass['seconds'] / verify['seconds']:.2f} (wall), "
-              f"{cpu['onepass'] / cpu['verify']:.2f} (cpu);  verifier vs tar+sha: "
-              f"{untar['seconds'] / verify['seconds']:.2f} (wall), {cpu['tar'] / cpu['verify']:.2f} (cpu)")
-        if args.endpoint:
-            upload(archive, args.endpoint, args.token)
+        labels = {"verify": f"(a) verifier [{inflate_backend()}]", "zlib": "(b) zlib one-pass",
+                  "isal": "(b') isal one-pass", "tar": "(c) tar+sha256"}
+        for kind in KINDS:
+            extra = (f", tracemalloc peak {traced['tracemalloc_peak'] / MB:.1f} MB"
+                     if traced and kind == "verify" else "")
+            print(f"  {labels[kind]:<24} {best[kind]['seconds']:6.2f} s  {rate(best[kind]['seconds'])}  "
+                  f"cpu {cpu[kind]:5.2f} s  peak RSS {peak[kind]:.1f} MB{extra}")
+        verify_s = best["verify"]["seconds"]
+        print(f"  verifier / zlib one-pass: {best['zlib']['seconds'] / verify_s:.2f}x (target >= 1.5x);  "
+              f"verifier / isal one-pass: {best['isal']['seconds'] / verify_s:.2f}x;  "
+              f"verifier / tar+sha256: {best['tar']['seconds'] / verify_s:.2f}x")
+        endpoint, token = (args.endpoint, args.token) if args.endpoint else (
+            (portal.endpoint, portal.token) if portal else (None, None))
+        if endpoint and token:
+            times = []
+            for round_ in range(args.repeat):
+                if round_:  # the Portal answers a repeated upload from its dedupe without verifying
+                    archive.unlink()
+                    archive = make_archive(workdir, size_mb, args.instance_id or [DEFAULT_ID], seed=round_)
+                times.append(upload(archive, endpoint, token))
+            seconds = min(times)
+            print(f"  (d) HTTP upload (gunicorn) {seconds:6.2f} s  {rate(seconds)}  "
+                  f"vs verifier alone: {verify_s / seconds:.2f}x (target >= 0.8x)")
+        results[size_mb] = {"peak_verify_mb": peak["verify"]}
     finally:
-        archive.unlink()
+        archive.unlink(missing_ok=True)
+
+
+results: dict[int, dict[str, float]] = {}
 
 
 def main() -> None:
@@ -211,7 +310,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest is reported")
     parser.add_argument("--tracemalloc", action="store_true", help="also run the verifier under tracemalloc")
     parser.add_argument("--workdir", type=Path, default=None)
-    parser.add_argument("--endpoint")
+    parser.add_argument("--no-http", action="store_true", help="skip (d), the HTTP upload")
+    parser.add_argument("--endpoint", help="a running Portal for (d) instead of a throwaway one")
     parser.add_argument("--token")
     parser.add_argument("--instance-id", action="append", help="seed42 instance ids to use (for --endpoint)")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "ARCHIVE"), help=argparse.SUPPRESS)
@@ -219,7 +319,8 @@ def main() -> None:
     if args.child:
         kind, archive = args.child[0], Path(args.child[1])
         cpu_start = cpu_seconds()
-        report = {"verify": lambda: child_verify(archive, args.tracemalloc), "onepass": lambda: child_onepass(archive),
+        report = {"verify": lambda: child_verify(archive, args.tracemalloc),
+                  "zlib": lambda: child_onepass(archive, "zlib"), "isal": lambda: child_onepass(archive, "isal"),
                   "tar": lambda: child_tar(archive)}[kind]()
         report["cpu"] = cpu_seconds() - cpu_start
         report["peak_rss_mb"] = peak_rss_mb()
@@ -227,11 +328,25 @@ def main() -> None:
         return
     if args.endpoint and not args.token:
         parser.error("--endpoint needs --token")
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, zlib {zlib.ZLIB_RUNTIME_VERSION}")
+    if inflate_backend() != "isal":
+        print("NOTE: isal is not importable here: the verifier and (b') fall back to zlib")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, zlib {zlib.ZLIB_RUNTIME_VERSION}, "
+          f"verifier inflater: {inflate_backend()}")
     workdir = Path(tempfile.mkdtemp(prefix="bundle-intake-", dir=args.workdir))
     try:
-        for size in args.size_mb or [64, 512]:
-            bench(size, workdir, args)
+        portal = None if args.no_http or args.endpoint else ThrowawayPortal(workdir).__enter__()
+        try:
+            if portal is not None:
+                portal.warm_up(workdir)
+            for size in args.size_mb or [64, 512]:
+                bench(size, workdir, args, portal)
+        finally:
+            if portal is not None:
+                portal.__exit__(None, None, None)
+        if len(results) > 1:
+            peaks = [r["peak_verify_mb"] for r in results.values()]
+            print(f"\nverifier peak RSS across sizes: {min(peaks):.1f}..{max(peaks):.1f} MB "
+                  f"(spread {max(peaks) - min(peaks):.1f} MB, target within 10 MB)")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

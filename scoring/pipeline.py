@@ -1,4 +1,10 @@
-"""Scoring a confirmed submission: one sandboxed engine run per result, then the aggregate.
+"""Scoring a confirmed submission: one sandboxed engine run per instance, then the aggregate.
+
+An instance's results (every prompt level and attempt) share its task, its inputs and its one
+private reference, so they are scored together: one sandbox, one interpreter start, one
+`python -m scoring.engine score-batch` printing a line per result. Should that process die
+(a limit, a crash), the results it left without a line are scored again one sandbox each, so
+every result still gets its own score or its own reason.
 
 Every step is safe to repeat: a redelivered Celery task finds its work done and returns.
 Claims are conditional UPDATEs; InstanceScore is unique per (scoring run, result), so a
@@ -11,7 +17,7 @@ import shutil
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +32,9 @@ from portal.submissions.models import Submission, SubmissionEntry
 from scoring.aggregation import ScoredResult, aggregate
 from scoring.catalog import reference_extract, sandbox_backend, scratch_root
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
-from scoring.engine.cli import read_result_line, score_argv
+from scoring.engine.cli import read_result_line, score_argv, score_batch_argv
 from scoring.models import InstanceScore, ScoringRun
-from scoring.sandbox import Limits, SandboxBackend, python_runtime_env
+from scoring.sandbox import Limits, SandboxBackend, SandboxResult, python_runtime_env
 from scoring.selectors import scoring_run_latest
 
 logger = logging.getLogger(__name__)
@@ -67,29 +73,33 @@ def scoring_run_pending_entries(run: ScoringRun) -> list[int]:
     return list(run.submission.entries.exclude(id__in=scored).values_list("id", flat=True))
 
 
-def _extract_outputs(submission: Submission, entry: SubmissionEntry, dest: Path) -> Path:
-    """Unpack only this result's declared outputs from the stored archive."""
-    outputs = dest / "outputs"
-    outputs.mkdir(parents=True)
-    wanted = {o["member"]: o for o in entry.outputs}
+def _extract_outputs(submission: Submission, entries: Iterable[SubmissionEntry], dest: Path) -> dict[int, Path]:
+    """Unpack only these results' declared outputs, in one pass over the stored archive:
+    {entry id: its outputs dir}."""
+    dirs: dict[int, Path] = {}
+    wanted: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for entry in entries:
+        dirs[entry.id] = dest / str(entry.id) / "outputs"
+        dirs[entry.id].mkdir(parents=True)
+        wanted.update({o["member"]: (dirs[entry.id], o) for o in entry.outputs})
     if not wanted:
-        return outputs
+        return dirs
     try:
         with default_storage.open(submission.archive, "rb") as handle, tarfile.open(fileobj=handle, mode="r|gz") as tar:
             for member in tar:
                 rel = member.name.split("/", 1)[1] if "/" in member.name else ""
-                spec = wanted.get(rel)
-                if spec is None or not member.isfile():
+                found = wanted.get(rel)
+                if found is None or not member.isfile():
                     continue
                 source = tar.extractfile(member)
                 assert source is not None
-                target = outputs / spec["path"]
+                target = found[0] / found[1]["path"]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with target.open("wb") as out:
                     shutil.copyfileobj(source, out, 1 << 20)
     except (OSError, tarfile.TarError) as exc:
         raise InfrastructureError(f"could not read the stored bundle: {exc}") from exc
-    return outputs
+    return dirs
 
 
 def _extract_data(entry: SubmissionEntry, dest: Path) -> Path:
@@ -108,6 +118,11 @@ def _extract_data(entry: SubmissionEntry, dest: Path) -> Path:
 def _engine_argv(backend: SandboxBackend, task_dir: Path, pred: Path, ref: Path, params: dict, level: str) -> list[str]:
     return score_argv(backend.python_command(), task_dir=task_dir, pred_dir=pred, ref_dir=ref,
                       params=json.dumps(params, sort_keys=True), prompt_level=level)
+
+
+def _engine_batch_argv(backend: SandboxBackend, task_dir: Path, ref: Path, params: dict, jobs_file: Path) -> list[str]:
+    return score_batch_argv(backend.python_command(), task_dir=task_dir, ref_dir=ref,
+                            params=json.dumps(params, sort_keys=True), jobs=f"@{jobs_file}")
 
 
 def scoring_limits() -> Limits:
@@ -150,47 +165,110 @@ def _interpret(stdout: str) -> dict[str, Any]:
     }
 
 
-def entry_score(*, scoring_run_id: int, entry_id: int, backend: SandboxBackend | None = None) -> InstanceScore | None:
-    """Score one result in the sandbox and store it once. Returns the (possibly existing) score."""
-    existing = InstanceScore.objects.filter(scoring_run_id=scoring_run_id, entry_id=entry_id).first()
-    if existing is not None:
-        return existing
+def _stopped_or_crashed(result: SandboxResult) -> dict[str, Any] | None:
+    """The zero outcome of a sandbox run that did not finish normally, else None."""
+    if result.timed_out or result.limit:
+        return _zero(f"the scorer was stopped: {result.reason or 'time limit'}")
+    if result.returncode != 0:
+        tail = " ".join(result.stderr_text.strip().splitlines()[-2:])[:500]
+        return _zero(f"the scorer crashed (exit {result.returncode}): {tail}")
+    return None
+
+
+def _batch_lines(stdout: str) -> dict[str, str]:
+    """{job id: its result line} from score-batch output (scorer chatter went to stderr)."""
+    lines: dict[str, str] = {}
+    for line in stdout.splitlines():
+        try:
+            job = json.loads(line).get("job") if line.startswith("{") else None
+        except (ValueError, AttributeError):
+            continue
+        if job is not None:
+            lines[str(job)] = line
+    return lines
+
+
+def results_score_in_sandbox(
+    backend: SandboxBackend, task_dir: Path, reference: Path, params: dict, workdir: Path,
+    staged: dict[int, tuple[str, Path]],
+) -> dict[int, dict[str, Any]]:
+    """Outcomes of the staged results {key: (prompt level, pred dir)} of one instance: one batch
+    run, then one run per result it left without a line (the batch was killed or crashed part-way).
+    `workdir` (writable inside) must hold the pred dirs."""
+    mounts = [task_dir, reference.parent, *backend.runtime_mounts()]
+    outcomes: dict[int, dict[str, Any]] = {}
+    if len(staged) > 1:
+        jobs = [{"job": str(key), "pred_dir": str(pred), "prompt_level": level}
+                for key, (level, pred) in staged.items()]
+        jobs_file = workdir / "jobs.json"
+        jobs_file.write_text(json.dumps(jobs))
+        single = scoring_limits()
+        # Time for the whole batch scales with its size; memory and processes stay per process.
+        limits = single.replace(wall_clock_seconds=single.wall_clock_seconds * len(jobs),
+                                cpu_seconds=single.cpu_seconds * len(jobs))
+        result = backend.run(_engine_batch_argv(backend, task_dir, reference, params, jobs_file),
+                             workdir, mounts, limits)
+        lines = _batch_lines(result.stdout_text)
+        for entry_id in staged:
+            if str(entry_id) in lines:
+                outcomes[entry_id] = _interpret(lines[str(entry_id)])
+        if len(outcomes) < len(staged):
+            logger.warning("score-batch left %d of %d results without a line (%s); scoring them one by one",
+                           len(staged) - len(outcomes), len(staged), _stopped_or_crashed(result) or "no reason")
+    for key, (level, pred) in staged.items():
+        if key in outcomes:
+            continue
+        result = backend.run(_engine_argv(backend, task_dir, pred, reference, params, level),
+                             workdir, mounts, scoring_limits())
+        outcomes[key] = _stopped_or_crashed(result) or _interpret(result.stdout_text)
+    return outcomes
+
+
+def instance_score(
+    *, scoring_run_id: int, instance_id: str, backend: SandboxBackend | None = None
+) -> list[InstanceScore]:
+    """Score this run's not yet scored results of one instance in one sandbox; store each once."""
     run = ScoringRun.objects.select_related("submission").get(id=scoring_run_id)
     if run.status != ScoringRun.Status.RUNNING:
-        return None
-    entry = SubmissionEntry.objects.select_related("instance__task").get(id=entry_id, submission=run.submission)
-    instance = entry.instance
+        return []
+    scored = InstanceScore.objects.filter(scoring_run=run).values_list("entry_id", flat=True)
+    entries = list(SubmissionEntry.objects.select_related("instance__task")
+                   .filter(submission=run.submission, instance_id=instance_id).exclude(id__in=scored))
+    if not entries:
+        return []
+    instance = entries[0].instance
     backend = backend or sandbox_backend()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="score-", dir=scratch_root()) as tmp:
         tmp_path = Path(tmp)
         workdir = tmp_path / "work"
         workdir.mkdir()
-        outputs = _extract_outputs(run.submission, entry, tmp_path / "bundle")
-        data = _extract_data(entry, tmp_path / "inputs")
+        outputs = _extract_outputs(run.submission, entries, tmp_path / "bundle")
+        data = _extract_data(entries[0], tmp_path / "inputs")
         try:
             reference = reference_extract(instance, tmp_path / "private")
         except (OSError, tarfile.TarError) as exc:
             raise InfrastructureError(f"could not read the reference: {exc}") from exc
-        try:
-            pred = stage_prediction_dir(data, outputs, workdir / "pred", [o["path"] for o in entry.outputs])
-        except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
-            outcome = _zero(f"outputs could not be staged: {exc}")
-        else:
-            task_dir = Path(instance.task.source_dir)
-            result = backend.run(
-                _engine_argv(backend, task_dir, pred, reference, instance.params, entry.prompt_level),
-                workdir,
-                [task_dir, reference.parent, *backend.runtime_mounts()],
-                scoring_limits(),
-            )
-            if result.timed_out or result.limit:
-                outcome = _zero(f"the scorer was stopped: {result.reason or 'time limit'}")
-            elif result.returncode != 0:
-                tail = " ".join(result.stderr_text.strip().splitlines()[-2:])[:500]
-                outcome = _zero(f"the scorer crashed (exit {result.returncode}): {tail}")
-            else:
-                outcome = _interpret(result.stdout_text)
+        outcomes: dict[int, dict[str, Any]] = {}
+        staged: dict[int, tuple[str, Path]] = {}
+        for entry in entries:
+            try:
+                staged[entry.id] = (entry.prompt_level, stage_prediction_dir(
+                    data, outputs[entry.id], workdir / f"pred-{entry.id}", [o["path"] for o in entry.outputs]))
+            except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
+                outcomes[entry.id] = _zero(f"outputs could not be staged: {exc}")
+        if staged:
+            outcomes.update(results_score_in_sandbox(backend, Path(instance.task.source_dir), reference,
+                                              instance.params, workdir, staged))
+    # Shared start-up is split evenly, so per-result durations add up to the instance's.
+    duration = round((time.monotonic() - started) / len(entries), 3)
+    return [_score_store(run, entry, outcomes[entry.id], backend, duration) for entry in entries]
+
+
+def _score_store(
+    run: ScoringRun, entry: SubmissionEntry, outcome: dict[str, Any], backend: SandboxBackend, duration: float
+) -> InstanceScore:
+    instance = entry.instance
     try:
         score, _ = InstanceScore.objects.get_or_create(
             scoring_run=run,
@@ -201,12 +279,18 @@ def entry_score(*, scoring_run_id: int, entry_id: int, backend: SandboxBackend |
                 "task_revision": instance.task_revision,
                 "reference_sha256": instance.reference_sha256,
                 "sandbox_backend": backend.name,
-                "duration_seconds": round(time.monotonic() - started, 3),
+                "duration_seconds": duration,
             },
         )
     except IntegrityError:  # another worker stored it first
         score = InstanceScore.objects.get(scoring_run=run, entry=entry)
     return score
+
+
+def scoring_run_pending_instances(run: ScoringRun) -> list[str]:
+    """Instance ids that still have unscored results in this run: one scoring task each."""
+    pending = scoring_run_pending_entries(run)
+    return sorted(set(SubmissionEntry.objects.filter(id__in=pending).values_list("instance_id", flat=True)))
 
 
 def scoring_run_finalize(*, scoring_run_id: int) -> bool:

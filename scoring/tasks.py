@@ -15,27 +15,28 @@ def score_submission(submission_id: str, requested_by_id: str | None = None) -> 
     run = pipeline.scoring_run_start(submission_id=submission_id, requested_by_id=requested_by_id)
     if run is None:
         return
-    pending = pipeline.scoring_run_pending_entries(run)
+    pending = pipeline.scoring_run_pending_instances(run)
     if not pending:
         pipeline.scoring_run_finalize(scoring_run_id=run.id)
         return
-    for entry_id in pending:
-        score_entry.delay(run.id, entry_id)
+    for instance_id in pending:
+        score_instance.delay(run.id, instance_id)
 
 
 @shared_task(
-    name="scoring.score_entry",
+    name="scoring.score_instance",
     acks_late=True,
     autoretry_for=INFRASTRUCTURE_ERRORS,
     retry_backoff=settings.SCORING_RETRY_BACKOFF_SECONDS,
     retry_jitter=True,
     max_retries=settings.SCORING_INFRA_RETRIES,
 )
-def score_entry(scoring_run_id: int, entry_id: int) -> None:
+def score_instance(scoring_run_id: int, instance_id: str) -> None:
+    """Every unscored result of one instance in this run, in one sandbox."""
     try:
-        pipeline.entry_score(scoring_run_id=scoring_run_id, entry_id=entry_id)
+        pipeline.instance_score(scoring_run_id=scoring_run_id, instance_id=instance_id)
     except INFRASTRUCTURE_ERRORS as exc:
-        if score_entry.request.retries >= score_entry.max_retries:
+        if score_instance.request.retries >= score_instance.max_retries:
             pipeline.scoring_run_fail(scoring_run_id=scoring_run_id, reason=f"infrastructure error: {exc}")
             return
         raise

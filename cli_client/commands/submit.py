@@ -9,6 +9,7 @@ import click
 from cli_client.context import CliContext, error_detail
 from cli_client.endpoints import bundle_upload_url, portal_api_base
 from cli_client.errors import CliError, PortalHttpError
+from cli_client.follow import follow_submission, print_final, progress_url
 from cli_client.formats.bundle import (
     BundleBuildError,
     BundleSummary,
@@ -130,10 +131,16 @@ def _print_reply(reply: dict[str, Any]) -> None:
 @click.option("--token", default=None, help="CLI token (default: $ASIBENCH_SUBMIT_TOKEN, then the saved login).")
 @click.option("--no-upload", is_flag=True, help="Build the bundle only; never upload.")
 @click.option("--no-archive", is_flag=True, help="Keep the bundle directory only, no .tar.gz (implies --no-upload).")
+@click.option("--wait", "wait", is_flag=True,
+              help="After the upload, follow the run (Confirm, queue, scoring) until it is scored; "
+                   "exit non-zero if it fails.")
+@click.option("--wait-timeout", type=click.FloatRange(min=1), default=None, help="Give up waiting after N seconds.")
+@click.option("--poll-interval", type=click.FloatRange(min=0.2), default=3.0, show_default=True,
+              help="Seconds between progress checks with --wait.")
 @pass_cli
 def submit(cli_ctx: CliContext, results_dir: str, output: str | None, note: str | None,
            benchmark_repo: str | None, endpoint: str | None, token: str | None, no_upload: bool,
-           no_archive: bool) -> None:
+           no_archive: bool, wait: bool, wait_timeout: float | None, poll_interval: float) -> None:
     """Bundle a seed42 run and upload it; the run stays a DRAFT until you confirm it in the browser."""
     results = Path(results_dir)
     if not results.is_dir():
@@ -163,4 +170,12 @@ def submit(cli_ctx: CliContext, results_dir: str, output: str | None, note: str 
         raise CliError(NO_TOKEN)
     url = bundle_upload_url(target)
     click.echo(f"\nUploading to {url} ...")
-    _print_reply(upload_archive(cli_ctx, url, archive, secret))
+    reply = upload_archive(cli_ctx, url, archive, secret)
+    _print_reply(reply)
+    if wait:
+        status_url = progress_url(api_base, reply)
+        if status_url is None:
+            raise CliError("--wait: the Portal's reply names no submission to follow.")
+        click.echo("")
+        final = follow_submission(cli_ctx, status_url, secret, interval=poll_interval, timeout=wait_timeout)
+        print_final(final)

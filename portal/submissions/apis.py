@@ -5,7 +5,7 @@ from rest_framework.views import APIView
 
 from portal.accounts.authentication import AuthedApiRequest
 from portal.public_urls import public_url
-from portal.submissions import services
+from portal.submissions import selectors, services
 
 
 class UploadThrottle(UserRateThrottle):
@@ -22,6 +22,8 @@ def intake_response_body(request: object, result: services.IntakeResult) -> dict
         "message": services.intake_message(submission, result.created),
         "confirm_url": public_url(f"/submit/submissions/{submission.id}", request),  # type: ignore[arg-type]
         "created": result.created,
+        # Added for `asibench submit --wait` (client contract: fields are only ever added).
+        "status_url": public_url(f"/api/v1/submissions/{submission.id}", request),  # type: ignore[arg-type]
     }
 
 
@@ -42,3 +44,35 @@ class BundleUploadApi(APIView):
             filename=raw.META.get("HTTP_X_ASIBENCH_FILENAME", ""),
         )
         return Response(intake_response_body(raw, result), status=201 if result.created else 200)
+
+
+def progress_response_body(request: object, submission: object) -> dict:
+    """A run's state for `asibench submit --wait`: status, queue position, results scored so far and
+    each task's partial score; levels and overall once scored. Fields are only ever added."""
+    progress = selectors.submission_progress(submission)  # type: ignore[arg-type]
+    body = {
+        "submission_id": str(submission.id),  # type: ignore[attr-defined]
+        "status": submission.status,  # type: ignore[attr-defined]
+        "status_reason": submission.status_reason,  # type: ignore[attr-defined]
+        "queue_position": progress["queue_position"],
+        "queued_total": progress["queued_total"],
+        "progress": {"scored": progress["scored"], "total": progress["total"]},
+        "tasks": progress["tasks"],
+        "overall_score": submission.overall_score,  # type: ignore[attr-defined]
+        "levels": None,
+        "confirm_url": public_url(f"/submit/submissions/{submission.id}", request),  # type: ignore[arg-type, attr-defined]
+    }
+    if submission.status == "scored":  # type: ignore[attr-defined]
+        summary = selectors.scoring_summary(submission, with_details=False)  # type: ignore[arg-type]
+        if summary and summary.get("aggregate"):
+            body["levels"] = dict(zip(selectors.LEVELS, summary["aggregate"]["levels"], strict=True))
+    return body
+
+
+class SubmissionProgressApi(APIView):
+    """GET one of your runs: where it is between upload and score (owner or maintainer; else 404)."""
+
+    @extend_schema(responses={200: dict, 404: dict})
+    def get(self, request: AuthedApiRequest, submission_id: str) -> Response:
+        submission = services.submission_get_for(user=request.user, submission_id=str(submission_id))
+        return Response(progress_response_body(request._request, submission))

@@ -7,7 +7,7 @@ the caps (per-file index entries and small parsed fields), never by the bundle's
 
 Three stages overlap on separate threads, because hashlib, zlib and file writes release the GIL:
   reader    source.read -> sink.write + sha256(archive)   (compressed-size cap)
-  inflater  zlib inflate in bounded slices                 (uncompressed cap, ratio cap)
+  inflater  gzip inflate (ISA-L or zlib: inflate.py) in slices (uncompressed cap, ratio cap)
   caller    tar headers, member rules, sha256 per file      (member, per-file and size caps)
 Every cap is checked before the bytes that would cross it are accepted, so a violation stops the
 upload at that point. Scores the submitter wrote into result.json (`final_score`, `score_results`)
@@ -67,7 +67,6 @@ import hashlib
 import json
 import queue
 import threading
-import zlib
 from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -87,6 +86,7 @@ from cli_client.formats.bundle import (
     seed_number,
     task_id_of,
 )
+from cli_client.formats.inflate import InflateError, gzip_inflater
 from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 MiB = 1 << 20
@@ -174,11 +174,6 @@ class VerifiedBundle:
 
 
 # --- the three-stage pipeline -----------------------------------------------------------------
-
-def _gzip_member_inflater() -> Any:
-    """The one place that picks the inflate implementation: a zlib-style decompressobj for one gzip member."""
-    return zlib.decompressobj(wbits=31)
-
 
 _END = object()
 
@@ -280,13 +275,13 @@ class _Pipeline:
                         if started:
                             raise BundleRejected("corrupt_gzip", "unexpected data after the end of the gzip stream")
                         raise BundleRejected("not_gzip", "the upload is not a gzip-compressed tar archive (.tar.gz)")
-                    decomp = _gzip_member_inflater()
+                    decomp = gzip_inflater()
                     started = True
                 piece, data = data[:_INFLATE_SLICE], data[_INFLATE_SLICE:]
                 while piece:
                     try:
                         out = decomp.decompress(piece, _INFLATE_OUT)
-                    except zlib.error as exc:
+                    except InflateError as exc:
                         raise BundleRejected("corrupt_gzip", f"the gzip stream is damaged ({exc})") from None
                     piece = decomp.unconsumed_tail
                     if out:

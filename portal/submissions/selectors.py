@@ -35,13 +35,12 @@ def submission_list_for_owner(user: User) -> QuerySet[Submission]:
 
 
 def scoring_summary(submission: Submission, with_details: bool) -> dict[str, Any] | None:
-    """Progress and aggregates for the owner; per-result scores and reasons for maintainers."""
+    """Aggregates for the owner; per-result scores and reasons for maintainers (progress while
+    scoring: `submission_progress`)."""
     run = scoring_run_latest(submission.id)
     if run is None:
         return None
-    total = submission.entries.count()
-    done = InstanceScore.objects.filter(scoring_run=run).count()
-    summary: dict[str, Any] = {"run": run, "progress": {"done": done, "total": total} if done < total else None}
+    summary: dict[str, Any] = {"run": run}
     if run.status == "complete":
         levels = run.aggregate.get("levels", {})
         summary["aggregate"] = {"levels": [levels.get(level) for level in LEVELS],
@@ -52,6 +51,62 @@ def scoring_summary(submission: Submission, with_details: bool) -> dict[str, Any
         )
         summary["history"] = list(submission.scoring_runs.order_by("number"))
     return summary
+
+
+LIVE_STATUSES = (Submission.Status.QUEUED, Submission.Status.SCORING)
+
+
+def submission_queue_position(submission: Submission) -> int | None:
+    """1 for the next run to be scored; None unless queued. Runs are scored in Confirm order."""
+    if submission.status != Submission.Status.QUEUED:
+        return None
+    ahead = Submission.objects.filter(status=Submission.Status.QUEUED, confirmed_at__lt=submission.confirmed_at)
+    return ahead.count() + 1 if submission.confirmed_at else None
+
+
+def submission_progress(submission: Submission) -> dict[str, Any]:
+    """Where a run is between Confirm and its score, for the run page, the dashboard and the API.
+
+    `scored`/`total` count results of the current scoring run; `tasks` gives each task's results
+    scored so far and their mean percent (the task's partial score; its final one once all are in).
+    """
+    from scoring.models import InstanceScore
+    from scoring.selectors import scoring_run_latest
+
+    progress: dict[str, Any] = {
+        "status": submission.status,
+        "live": submission.status in LIVE_STATUSES,
+        "queue_position": submission_queue_position(submission),
+        "queued_total": (Submission.objects.filter(status=Submission.Status.QUEUED).count()
+                         if submission.status == Submission.Status.QUEUED else None),
+        "scored": 0,
+        "total": 0,
+        "tasks": [],
+    }
+    if submission.status in (Submission.Status.DRAFT, Submission.Status.WITHDRAWN, Submission.Status.EXPIRED):
+        return progress
+    totals: dict[str, int] = {}
+    for task_id in submission.entries.values_list("task_id", flat=True):
+        totals[task_id] = totals.get(task_id, 0) + 1
+    progress["total"] = sum(totals.values())
+    run = scoring_run_latest(submission.id)
+    sums: dict[str, list[float]] = {}
+    if run is not None and submission.status != Submission.Status.QUEUED:
+        for task_id, percent in InstanceScore.objects.filter(scoring_run=run).values_list("entry__task_id", "percent"):
+            sums.setdefault(task_id, []).append(percent)
+    progress["scored"] = sum(len(v) for v in sums.values())
+    progress["tasks"] = [
+        {"task_id": task_id, "scored": len(sums.get(task_id, [])), "total": total,
+         "percent": round(sum(sums[task_id]) / len(sums[task_id]), 2) if sums.get(task_id) else None}
+        for task_id, total in sorted(totals.items())
+    ]
+    return progress
+
+
+def submission_list_with_progress(user: User) -> list[tuple[Submission, dict[str, Any] | None]]:
+    """The owner's runs, each with its progress while queued or scoring (None otherwise)."""
+    return [(run, submission_progress(run) if run.status in LIVE_STATUSES else None)
+            for run in submission_list_for_owner(user)]
 
 
 def submission_report_context(submission: Submission, viewer: User) -> dict[str, Any]:
@@ -67,4 +122,5 @@ def submission_report_context(submission: Submission, viewer: User) -> dict[str,
         "is_owner": submission.owner_id == viewer.id,
         "viewer_is_maintainer": user_is_maintainer(viewer),
         "scoring": scoring_summary(submission, with_details=user_is_maintainer(viewer)),
+        "progress": submission_progress(submission),
     }

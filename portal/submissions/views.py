@@ -15,7 +15,15 @@ from portal.uploads import upload_limit
 
 @login_required
 def dashboard(request: AuthedRequest) -> HttpResponse:
-    return render(request, "submissions/dashboard.html", {"runs": selectors.submission_list_for_owner(request.user)})
+    runs = selectors.submission_list_with_progress(request.user)
+    return render(request, "submissions/dashboard.html", {"runs": runs, "live": any(p for _, p in runs)})
+
+
+@login_required
+def dashboard_live(request: AuthedRequest) -> HttpResponse:
+    """The dashboard's runs table alone, for the page's live updater (portal/static/portal/live.js)."""
+    runs = selectors.submission_list_with_progress(request.user)
+    return render(request, "submissions/_runs_table.html", {"runs": runs, "live": any(p for _, p in runs)})
 
 
 @upload_limit(lambda: settings.BUNDLE_MAX_COMPRESSED_BYTES)
@@ -49,6 +57,17 @@ def submission_detail(request: AuthedRequest, submission_id: str) -> HttpRespons
         return not_found_page(request, exc)
     context = selectors.submission_report_context(submission, viewer=request.user)
     return render(request, "submissions/detail.html", context)
+
+
+@login_required
+def submission_live(request: AuthedRequest, submission_id: str) -> HttpResponse:
+    """The run page's status, progress and scores alone, for the page's live updater."""
+    try:
+        submission = services.submission_get_for(user=request.user, submission_id=submission_id)
+    except NotFound as exc:
+        return not_found_page(request, exc)
+    context = selectors.submission_report_context(submission, viewer=request.user)
+    return render(request, "submissions/_live.html", context)
 
 
 @login_required

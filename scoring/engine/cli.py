@@ -1,4 +1,11 @@
-"""``python -m scoring.engine``: score / validate / public-eval, JSON on the last stdout line."""
+"""``python -m scoring.engine``: score / score-batch / validate / public-eval, JSON results on stdout.
+
+``score`` prints one result as the last stdout line. ``score-batch`` scores several staged
+prediction dirs of one instance (one task, one reference) in one process and prints one line per
+job, ``{"job": <id>, ...result}``, as each finishes: the scoring service starts one sandbox per
+instance instead of one per result, which saves the interpreter and numpy/scipy start-up that
+dominates a result's cost.
+"""
 
 from __future__ import annotations
 
@@ -50,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--ref-dir", type=Path, required=True)
     score.add_argument("--params", default="{}", help="JSON object, or @file containing one")
     score.add_argument("--prompt-level", default=None, help="b1..b4")
+    batch = commands.add_parser("score-batch", help="score several prediction dirs against one reference")
+    batch.add_argument("--task-dir", type=Path, required=True)
+    batch.add_argument("--ref-dir", type=Path, required=True)
+    batch.add_argument("--params", default="{}", help="JSON object, or @file containing one")
+    batch.add_argument("--jobs", required=True,
+                       help='JSON list of {"job": id, "pred_dir": path, "prompt_level": "b1".."b4"}, or @file')
     validate = commands.add_parser("validate", help="static task checks (§5.1)")
     validate.add_argument("--task-dir", type=Path, required=True)
     validate.add_argument("--scores-dir", type=Path, default=None)
@@ -71,6 +84,15 @@ def score_argv(python: Sequence[str], *, task_dir: Path, pred_dir: Path, ref_dir
     return argv
 
 
+def score_batch_argv(python: Sequence[str], *, task_dir: Path, ref_dir: Path, params: str, jobs: str) -> list[str]:
+    """The command line of one `score-batch` run: every result of one instance against one reference.
+
+    `jobs` is a JSON list of {"job", "pred_dir", "prompt_level"} or `@file` holding one.
+    """
+    return [*python, "-m", "scoring.engine", "score-batch", "--task-dir", str(task_dir), "--ref-dir", str(ref_dir),
+            "--params", params, "--jobs", jobs]
+
+
 def read_result_line(stdout: str) -> dict[str, Any]:
     """The JSON object `_emit` put on the last non-empty stdout line.
 
@@ -86,6 +108,36 @@ def read_result_line(stdout: str) -> dict[str, Any]:
     if not isinstance(result, dict):
         raise ValueError("the scorer's last line was not a JSON result")
     return result
+
+
+def _jobs(text: str) -> list[dict[str, Any]]:
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8")
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--jobs is not valid JSON: {exc}") from None
+    if not isinstance(value, list) or not all(
+        isinstance(j, dict) and isinstance(j.get("job"), str | int) and isinstance(j.get("pred_dir"), str)
+        for j in value
+    ):
+        raise UsageError('--jobs must be a JSON list of {"job", "pred_dir", "prompt_level"} objects')
+    return value
+
+
+def _score_batch(args: argparse.Namespace, stdout: TextIO) -> None:
+    params = _params(args.params)
+    for job in _jobs(args.jobs):
+        # score_instance never raises for task or scorer problems; anything else is this job's
+        # failure alone, and the remaining jobs still get their line.
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                result = score_instance(args.task_dir, Path(job["pred_dir"]), args.ref_dir, params,
+                                        job.get("prompt_level"))
+        except Exception as exc:
+            result = {"evaluation_status": "evaluation_invalid", "final_score": None,
+                      "failure_kind": "scorer_crashed", "error": f"{type(exc).__name__}: {exc}"}
+        _emit({**result, "job": job["job"]}, stdout)
 
 
 def _emit(payload: dict[str, Any], stdout: TextIO) -> None:
@@ -107,6 +159,8 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None) -> int:
             with contextlib.redirect_stdout(sys.stderr):
                 result = score_instance(args.task_dir, args.pred_dir, args.ref_dir, params, args.prompt_level)
             _emit(result, stdout)
+        elif args.command == "score-batch":
+            _score_batch(args, stdout)
         elif args.command == "validate":
             errors, warnings = static_validate(args.task_dir, scores_dir=args.scores_dir)
             _emit({"ok": not errors, "errors": errors, "warnings": warnings}, stdout)
