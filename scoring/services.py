@@ -28,7 +28,7 @@ from scoring.generation import (
     write_task_info,
 )
 from scoring.models import Dataset, Instance, Task
-from scoring.sandbox import SandboxBackend, get_backend
+from scoring.sandbox import Limits, SandboxBackend, get_backend
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +50,19 @@ DEFAULT_DATASETS = {
 
 def sandbox_backend() -> SandboxBackend:
     return get_backend(settings.SCORING_SANDBOX)
+
+
+def generation_limits() -> Limits:
+    """The server's limits for an author's generator; the task's own YAML never raises them."""
+    return Limits(
+        wall_clock_seconds=settings.GENERATION_TIMEOUT_SECONDS,
+        cpu_seconds=settings.GENERATION_TIMEOUT_SECONDS,
+        memory_bytes=settings.SANDBOX_MEMORY_BYTES,
+        max_processes=settings.SANDBOX_MAX_PROCESSES,
+        max_file_bytes=512 << 20,
+        max_scratch_bytes=settings.SANDBOX_SCRATCH_BYTES,
+        network=False,
+    )
 
 
 def datasets_ensure() -> list[Dataset]:
@@ -130,8 +143,9 @@ def instance_generate(
     instance_id = instance_id_for_seed(source.task_id, dataset.seed)
     with tempfile.TemporaryDirectory(prefix="asibench-gen-", dir=scratch_root()) as tmp:
         tmp_path = Path(tmp)
-        first = run_generator(source, params, tmp_path / "run1", backend)
-        second = run_generator(source, params, tmp_path / "run2", backend)
+        limits = generation_limits()
+        first = run_generator(source, params, tmp_path / "run1", backend, limits)
+        second = run_generator(source, params, tmp_path / "run2", backend, limits)
         first_hashes, second_hashes = tree_hashes(first), tree_hashes(second)
         if first_hashes != second_hashes:
             differing = sorted(k for k in first_hashes.keys() | second_hashes.keys()

@@ -54,7 +54,7 @@ from .base import (
     classify,
     normalize_mounts,
 )
-from .process import drive, rlimit_preexec
+from .process import Watch, drive, rlimit_preexec
 
 INSIDE_ID = 65534
 DEFAULT_UID_BASE = 1_900_000_000
@@ -138,6 +138,7 @@ class BwrapBackend(SandboxBackend):
                     pass_fds=fds.passed,
                     preexec_fn=_child_setup(_rlimits(limits, nproc), stage_binds,
                                             slot.uid if slot else None),
+                    watch=_whole_run_watch(slot.uid if slot else None, workdir, limits),
                 )
                 if slot:
                     _kill_uid(slot.uid)
@@ -153,7 +154,7 @@ class BwrapBackend(SandboxBackend):
         if setup_failed and not done.timed_out:
             raise SandboxError(f"bwrap could not set up the sandbox: {stderr[-2000:]!r}")
         returncode = _decode_exit(done.returncode)
-        limit, reason = classify(returncode, stderr, done.timed_out, limits)
+        limit, reason = done.stopped or classify(returncode, stderr, done.timed_out, limits)
         return SandboxResult(
             returncode=returncode,
             stdout=done.stdout.getvalue(),
@@ -326,6 +327,63 @@ def _child_setup(
             os.setresuid(uid, uid, uid)
 
     return setup
+
+
+def _whole_run_watch(uid: int | None, workdir: Path, limits: Limits) -> Watch | None:
+    """Limits that hold for the whole run, not per process (this machine has no cgroup v2).
+
+    RLIMIT_AS bounds each process, RLIMIT_NPROC on the run's own uid bounds the process
+    count; this poll bounds what the run holds *together*: the resident memory of every
+    process of the sandbox uid plus what its /tmp and /dev/shm tmpfs hold, and the bytes
+    in the workdir. Between two polls a run can overshoot by what it allocates or writes
+    in one poll interval (0.2 s), each process still within RLIMIT_AS and RLIMIT_FSIZE.
+    """
+    if uid is None and limits.max_scratch_bytes is None:
+        return None
+    host_devs = {os.stat(p).st_dev for p in ("/tmp", "/dev/shm") if os.path.exists(p)}
+    page = os.sysconf("SC_PAGE_SIZE")
+
+    def check() -> tuple[str, str] | None:
+        if uid is not None:
+            pids = _uids_pids(uid)
+            used, tmpfs_devs = 0, set()
+            for pid in pids:
+                with suppress(OSError, ValueError, IndexError):
+                    with open(f"/proc/{pid}/statm", "rb") as f:
+                        used += int(f.read().split()[1]) * page
+                for inside in ("tmp", "dev/shm"):
+                    with suppress(OSError):
+                        path = f"/proc/{pid}/root/{inside}"
+                        dev = os.stat(path).st_dev
+                        if dev not in host_devs and dev not in tmpfs_devs:
+                            tmpfs_devs.add(dev)
+                            vfs = os.statvfs(path)
+                            used += (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
+            if used > limits.memory_bytes:
+                return "memory", (f"killed: memory limit of {limits.memory_bytes} bytes for the whole run "
+                                  f"exceeded ({used} bytes in {len(pids)} processes and tmpfs)")
+        if limits.max_scratch_bytes is not None:
+            used = _disk_usage(workdir)
+            if used > limits.max_scratch_bytes:
+                return "scratch_disk", (f"killed: scratch disk limit of {limits.max_scratch_bytes} bytes "
+                                        f"exceeded ({used} bytes written)")
+        return None
+
+    return check
+
+
+def _disk_usage(root: Path) -> int:
+    """Allocated bytes below root, without following links (the tree is the sandbox's)."""
+    total, stack = 0, [str(root)]
+    while stack:
+        with suppress(OSError), os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                with suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
+                    total += max(st.st_size, st.st_blocks * 512) if stat.S_ISREG(st.st_mode) else st.st_blocks * 512
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append(entry.path)
+    return total
 
 
 def _rlimits(limits: Limits, nproc: int) -> dict[int, tuple[int, int]]:
