@@ -43,3 +43,8 @@ class Conflict(PortalError):
 class PayloadTooLarge(PortalError):
     status_code = 413
     code = "too_large"
+
+
+class QuotaExceeded(PortalError):
+    status_code = 429
+    code = "quota_exceeded"

@@ -12,7 +12,7 @@ from cli_client.formats.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, 
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound
-from proposals.models import Proposal, ReviewEvent, Revision
+from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision
 from scoring.generation import REQUIRED_FILES
 
 PROMPT_FILES = tuple(f"prompt_{level}.md" for level in PROMPT_LEVELS)
@@ -80,6 +80,10 @@ def file_map(proposal: Proposal) -> dict[str, str]:
 
 def latest_revision(proposal: Proposal) -> Revision | None:
     return proposal.revisions.order_by("-number").first()
+
+
+def latest_job(proposal: Proposal, kind: str) -> ProposalJob | None:
+    return proposal.jobs.filter(kind=kind).order_by("-created_at", "-id").first()
 
 
 def history(proposal: Proposal) -> QuerySet[ReviewEvent]:

@@ -9,7 +9,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from cli_client.formats.digests import sha256_bytes
@@ -18,7 +17,7 @@ from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
 from proposals import forms, rendering, selectors, services
 from proposals.files import IncomingFile, blob_read
-from proposals.models import Proposal
+from proposals.models import Proposal, ProposalJob
 
 STEP_FORMS = {
     "identity": forms.IdentityForm,
@@ -185,6 +184,7 @@ def proposal_detail(request: HttpRequest, proposal_id: str) -> HttpResponse:
                         == services.content_hash(services.frozen_fields(proposal), {f.path: f.sha256 for f in files}))
     return render(request, "proposals/detail.html", {
         "frozen_as_is": frozen_as_is,
+        "validation_job": selectors.latest_job(proposal, ProposalJob.Kind.VALIDATE),
         "proposal": proposal,
         "files": files,
         "total_bytes": sum(f.size for f in files),
@@ -202,13 +202,17 @@ def proposal_detail(request: HttpRequest, proposal_id: str) -> HttpResponse:
 @require_POST
 def proposal_submit(request: HttpRequest, proposal_id: str) -> HttpResponse:
     try:
-        revision = services.proposal_submit(user=request.user, proposal_id=proposal_id)
+        job = services.proposal_submit(user=request.user, proposal_id=proposal_id)
     except NotFound as exc:
         return _not_found(request, exc)
     except PortalError as exc:
         messages.error(request, exc.detail)
     else:
-        messages.success(request, f"Revision {revision.number} is frozen and submitted for review.")
+        if job.status == job.Status.PASSED:
+            messages.success(request, f"Revision {job.outcome} is frozen and submitted for review.")
+        else:
+            messages.success(request, "Validation started in the sandbox; this page shows its result, and the "
+                                      "revision is frozen when it passes.")
     return redirect("proposal-detail", proposal_id=proposal_id)
 
 
@@ -266,6 +270,7 @@ def review_page(request: HttpRequest, proposal_id: str) -> HttpResponse:
         "is_latest": bool(revision and revision.number == revisions[-1].number),
         "decision_form": forms.DecisionForm(initial={"revision": revision.number if revision else 0}),
         "publish_form": forms.PublishForm(),
+        "publish_job": selectors.latest_job(proposal, ProposalJob.Kind.PUBLISH),
         "comment_form": forms.CommentForm(),
     })
 
@@ -300,15 +305,13 @@ def review_publish(request: HttpRequest, proposal_id: str) -> HttpResponse:
     try:
         if not form.is_valid():
             raise PortalError("Choose at least one dataset.", code="no_dataset")
-        version = services.proposal_publish(maintainer=request.user, proposal_id=proposal_id,
-                                            dataset_names=form.cleaned_data["datasets"],
-                                            status=form.cleaned_data["status"])
+        services.proposal_publish(maintainer=request.user, proposal_id=proposal_id,
+                                  dataset_names=form.cleaned_data["datasets"], status=form.cleaned_data["status"])
     except NotFound as exc:
         return _not_found(request, exc)
     except PortalError as exc:
         messages.error(request, exc.detail)
     else:
-        proposal = Proposal.objects.get(pk=proposal_id)
-        messages.success(request, f"Published {proposal.task_id} as version {version}.")
-        return redirect(reverse("task-detail", args=[proposal.task_id]))
+        messages.success(request, "Publishing started: instances are generated in the sandbox, then the catalog "
+                                  "switches to the new version at once. This page shows the result.")
     return redirect("proposal-review", proposal_id=proposal_id)

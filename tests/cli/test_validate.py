@@ -10,7 +10,8 @@ from cli_client.validation import validate_task_dir
 from tests.cli.agent_runs import REPO, cli, cli_env
 
 pytestmark = pytest.mark.slow
-CHECKS = ["static", "required_files", "task_id", "generator_contract", "determinism", "seeds", "gt_selfcheck"]
+CHECKS = ["static", "required_files", "task_id", "generator_contract", "determinism", "seeds", "official_seeds",
+          "gt_selfcheck"]
 
 
 def scaffold(tmp_path: Path, name: str = "demo_task") -> Path:
