@@ -1,9 +1,11 @@
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
+from tests.conftest import start_celery_worker, stop_celery_worker
 from tests.proposals.proposal_support import copy_task, scaffold_template
 from tests.support import cli_env
 
@@ -30,3 +32,13 @@ def clean_proposal_storage() -> None:
     # Rolled-back test transactions do not remove files; start from an empty blob store.
     shutil.rmtree(Path(settings.MEDIA_ROOT) / "proposals", ignore_errors=True)
 
+
+@pytest.fixture
+def proposal_worker(_isolated_publishing: None, django_db_setup: None) -> Iterator[object]:
+    """A real Celery worker that publishes into this test's catalog dir (use with transactional db)."""
+    env = {"ASIBENCH_PUBLISHED_TASKS_DIR": str(settings.PUBLISHED_TASKS_DIR)}
+    proc = start_celery_worker("proposals", extra_env=env)
+    try:
+        yield proc
+    finally:
+        stop_celery_worker(proc)
