@@ -34,9 +34,12 @@ def clean_proposal_storage() -> None:
 
 
 @pytest.fixture
-def proposal_worker(_isolated_publishing: None, django_db_setup: None) -> Iterator[object]:
-    """A real Celery worker that publishes into this test's catalog dir (use with transactional db)."""
-    env = {"ASIBENCH_PUBLISHED_TASKS_DIR": str(settings.PUBLISHED_TASKS_DIR)}
+def proposal_worker(_isolated_publishing: None, django_db_setup: None, tmp_path: Path) -> Iterator[object]:
+    """A real Celery worker that publishes into this test's catalog dir and writes the mail it sends
+    under tmp_path/worker-mail (use with a transactional db)."""
+    env = {"ASIBENCH_PUBLISHED_TASKS_DIR": str(settings.PUBLISHED_TASKS_DIR),
+           "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+           "EMAIL_FILE_PATH": str(tmp_path / "worker-mail")}
     proc = start_celery_worker("proposals", extra_env=env)
     try:
         yield proc

@@ -104,7 +104,9 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
     assert not (published / "task_submission.yaml").exists()
     assert 'version: "0.2"' in (published / "task_meta.yaml").read_text()
     assert "moments of inertia" in (published / "prompt_b4.md").read_text()  # the accepted revision
-    assert Proposal.objects.get(pk=proposal.pk).status == "published" and len(mailoutbox) == 3
+    assert Proposal.objects.get(pk=proposal.pk).status == "published" and len(mailoutbox) == 2
+    worker_mail = "".join(p.read_text() for p in (tmp_path / "worker-mail").iterdir())  # sent by the worker
+    assert "Published: physics.toy_spectrum v0.2" in worker_mail and submitter.email in worker_mail
 
     visitor = Client()
     assert b"physics.toy_spectrum" in visitor.get("/tasks/").content
