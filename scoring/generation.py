@@ -167,7 +167,7 @@ def run_generator(
     except UnsafeOutput as exc:
         raise GenerationFailed(f"generator output refused: {exc}") from None
     for required in ("data", "reference"):
-        if not any(name.startswith(f"{required}/") for name in files):
+        if not any(name.startswith(f"{required}/") and not name.endswith("/") for name in files):
             raise GenerationFailed(f"generator wrote no {required}/ files")
     return instance_dir
 

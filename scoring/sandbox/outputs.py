@@ -20,6 +20,9 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO swapped in after the lstat must not hang the worker.
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _CHUNK = 1 << 20
+# Each level holds one descriptor and one Python frame; legitimate outputs are shallow.
+MAX_DEPTH = 64
+MAX_ENTRIES = 100_000
 
 
 class UnsafeOutput(Exception):
@@ -45,8 +48,10 @@ def _check_regular(st: os.stat_result, rel: str) -> None:
         raise UnsafeOutput(f"{rel} is a hard link ({st.st_nlink} names); sandbox outputs must be plain files")
 
 
-def _walk(dir_fd: int, prefix: str) -> Iterator[tuple[str, int | None]]:
+def _walk(dir_fd: int, prefix: str, depth: int = 0) -> Iterator[tuple[str, int | None]]:
     """(relative path, open fd of a regular file | None for a directory), depth first, sorted."""
+    if depth > MAX_DEPTH:
+        raise UnsafeOutput(f"{prefix.rstrip('/')} is nested deeper than {MAX_DEPTH} directories")
     for name in sorted(os.listdir(dir_fd)):
         rel = f"{prefix}{name}"
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -57,7 +62,7 @@ def _walk(dir_fd: int, prefix: str) -> Iterator[tuple[str, int | None]]:
                 raise UnsafeOutput(f"{rel} changed while it was read: {exc.strerror}") from None
             try:
                 yield rel, None
-                yield from _walk(child, rel + "/")
+                yield from _walk(child, rel + "/", depth + 1)
             finally:
                 os.close(child)
             continue
@@ -86,7 +91,9 @@ def _open_root(root: Path) -> int:
 
 
 def collect_outputs(root: Path, dest: Path, *, max_bytes: int | None = None) -> dict[str, int]:
-    """Copy every file below `root` into `dest` (created here, must not exist); {relative path: size}.
+    """Copy every file below `root` into `dest` (created here, must not exist).
+
+    Returns {relative path: size}; directories appear with a trailing "/" and size 0.
 
     Raises UnsafeOutput, naming the file, for anything that is not a directory or a regular
     file with one name, and when the copied bytes exceed `max_bytes`.
@@ -97,9 +104,12 @@ def collect_outputs(root: Path, dest: Path, *, max_bytes: int | None = None) -> 
     root_fd = _open_root(root)
     try:
         for rel, fd in _walk(root_fd, ""):
+            if len(copied) >= MAX_ENTRIES:
+                raise UnsafeOutput(f"more than {MAX_ENTRIES} files and directories (at {rel})")
             target = dest / rel
             if fd is None:
                 target.mkdir(mode=0o755)
+                copied[rel + "/"] = 0
                 continue
             out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
             size = 0

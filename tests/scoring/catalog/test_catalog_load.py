@@ -127,3 +127,15 @@ def test_a_task_removed_from_disk_is_retired(db, tmp_path):
     report = catalog_load(tasks_root=root)
     assert outcomes(report) == {("demo.tiny_sum", ""): "retired"}
     assert Task.objects.get().status == "retired"
+
+
+def test_a_task_whose_references_ignore_the_seed_is_refused(db, tmp_path):
+    root = make_root(tmp_path)
+    add_variant(root, "fixed", lambda d: patch_generator(d, "    p['seed'], p['n'] = 1, 5\n"))
+    report = catalog_load(tasks_root=root)
+    failed = [line for line in report.failures if line.task == "demo.fixed"]
+    assert {line.dataset for line in failed} == {"seed42", "seed31415"}, report.lines
+    assert all("references are byte-identical" in line.detail for line in failed)
+    assert not Instance.objects.filter(task_id="demo.fixed").exists()
+    assert not Task.objects.filter(id="demo.fixed").exists()
+    assert Instance.objects.filter(task_id="demo.tiny_sum").count() == 2
