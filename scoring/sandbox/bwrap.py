@@ -17,6 +17,13 @@ Effective isolation (each point is exercised by tests/scoring/sandbox):
   maps to the caller's uid, and the process cap counts the caller's other processes too.
 - RLIMIT_CPU (SIGXCPU, SIGKILL one second later), RLIMIT_AS, RLIMIT_NPROC, RLIMIT_FSIZE and
   RLIMIT_CORE=0 are set in the preexec hook and inherited by bwrap and all below it.
+- Whole-run limits without cgroup v2 (this code does not use cgroups): RLIMIT_NPROC on the
+  run's own uid caps the process count of the whole run; a poll every 0.2 s sums the
+  resident memory of that uid's processes plus its /tmp and /dev/shm tmpfs against
+  `memory_bytes`, and the workdir's bytes against `max_scratch_bytes`, and kills the run
+  when either is exceeded (see `_whole_run_watch`).
+- Whatever the command leaves in `workdir` is hostile: host code reads it only through
+  `scoring.sandbox.outputs` (no link following, no special files).
 - Read-only mounts must be world-readable (o+r, o+x on directories): they are read as an
   unprivileged uid. Their parents need not be (see `_child_setup`).
 
