@@ -1,6 +1,7 @@
 """Writes on the scoring side: the catalog, datasets and their generated instances."""
 
 import dataclasses
+import hashlib
 import logging
 import os
 import shutil
@@ -126,7 +127,13 @@ def _task_upsert(source: TaskSource) -> Task:
     return task
 
 
-def _store(local: Path, name: str) -> str:
+def _store(local: Path, name: str, sha256: str) -> str:
+    """Save under a content-addressed `name`; an intact file already there is reused."""
+    if default_storage.exists(name):
+        with default_storage.open(name, "rb") as stored:
+            if hashlib.file_digest(stored, "sha256").hexdigest() == sha256:
+                return name
+        default_storage.delete(name)
     with local.open("rb") as handle:
         return default_storage.save(name, File(handle, name=local.name))
 
@@ -189,9 +196,11 @@ def instance_store(*, built: BuiltInstance, source: TaskSource, task: Task) -> I
     dataset, instance_id = built.dataset, built.instance_id
     old = Instance.objects.filter(instance_id=instance_id).values_list("input_archive", "reference_archive").first()
     input_name = _store(built.public_archive,
-                        f"datasets/{dataset.name}/{instance_id}-{built.public_sha256[:16]}.tar.gz")
+                        f"datasets/{dataset.name}/{instance_id}-{built.public_sha256[:16]}.tar.gz",
+                        built.public_sha256)
     reference_name = _store(built.reference_archive,
-                            f"private/references/{dataset.name}/{instance_id}-{built.reference_sha256[:16]}.tar.gz")
+                            f"private/references/{dataset.name}/{instance_id}-{built.reference_sha256[:16]}.tar.gz",
+                            built.reference_sha256)
     instance, _ = Instance.objects.update_or_create(
         instance_id=instance_id,
         defaults={
@@ -214,16 +223,6 @@ def instance_store(*, built: BuiltInstance, source: TaskSource, task: Task) -> I
     if stale:
         transaction.on_commit(lambda: [default_storage.delete(name) for name in stale])
     return instance
-
-
-def instance_generate(
-    *, source: TaskSource, task: Task, dataset: Dataset, backend: SandboxBackend | None = None
-) -> Instance:
-    """Generate, check and store one instance (nothing stored when it raises TaskProblem)."""
-    with tempfile.TemporaryDirectory(prefix="asibench-gen-", dir=scratch_root()) as tmp:
-        built = instance_build(source=source, dataset=dataset, scratch=Path(tmp), backend=backend)
-        with transaction.atomic():
-            return instance_store(built=built, source=source, task=task)
 
 
 def seeds_reveal_each_other(built: list[BuiltInstance]) -> str | None:
