@@ -48,7 +48,9 @@ def test_the_page_shows_validating_then_the_failure_and_the_limit_is_the_servers
     assert "Validation started" in response.content.decode()
     job = ProposalJob.objects.get(proposal=proposal)
     assert job.status == "queued" and job.kind == "validate"
-    assert 'data-status="queued"' in page_of(author, proposal) and "Validating…" in page_of(author, proposal)
+    waiting = page_of(author, proposal)
+    assert 'data-status="queued"' in waiting and "Validating…" in waiting
+    assert '<meta http-equiv="refresh"' in waiting  # no script needed to see the result arrive
     # Pressing Submit again while it waits queues nothing new.
     author.post(f"/submit/proposals/{proposal.id}/submit")
     assert ProposalJob.objects.count() == 1
@@ -63,6 +65,7 @@ def test_the_page_shows_validating_then_the_failure_and_the_limit_is_the_servers
     assert (job.finished_at - job.started_at) < timedelta(seconds=120)
     page = page_of(author, proposal)
     assert 'data-status="failed"' in page and "Validation failed" in page and "did not finish within 3 s" in page
+    assert 'http-equiv="refresh"' not in page
     assert Revision.objects.count() == 0 and Proposal.objects.get(pk=proposal.pk).status == "draft"
 
 
