@@ -19,7 +19,7 @@ Effective isolation (each point is exercised by tests/scoring/sandbox):
   RLIMIT_CORE=0 are set in the preexec hook and inherited by bwrap and all below it.
 - Whole-run limits without cgroup v2 (this code does not use cgroups): RLIMIT_NPROC on the
   run's own uid caps the process count of the whole run; a poll every 0.2 s sums the
-  resident memory of that uid's processes plus its /tmp and /dev/shm tmpfs against
+  resident memory of the run's process tree plus its /tmp and /dev/shm tmpfs against
   `memory_bytes`, and the workdir's bytes against `max_scratch_bytes`, and kills the run
   when either is exceeded (see `_whole_run_watch`).
 - Whatever the command leaves in `workdir` is hostile: host code reads it only through
@@ -135,6 +135,7 @@ class BwrapBackend(SandboxBackend):
             args[1:1] = ["--block-fd", str(block_r)]
             stage_binds = [(str(src), stage) for (src, _), stage in
                            zip(binds, sources, strict=True)] if slot else []
+            started: list[int] = []  # bwrap's pid, the root of every process of the run
             with _owned_by(workdir, host_uid) if slot else nullcontext():
                 done = drive(
                     args,
@@ -145,7 +146,8 @@ class BwrapBackend(SandboxBackend):
                     pass_fds=fds.passed,
                     preexec_fn=_child_setup(_rlimits(limits, nproc), stage_binds,
                                             slot.uid if slot else None),
-                    watch=_whole_run_watch(slot.uid if slot else None, workdir, limits),
+                    on_started=started.append,
+                    watch=_whole_run_watch(started if slot else None, workdir, limits),
                 )
                 if slot:
                     _kill_uid(slot.uid)
@@ -336,29 +338,32 @@ def _child_setup(
     return setup
 
 
-def _whole_run_watch(uid: int | None, workdir: Path, limits: Limits) -> Watch | None:
+def _whole_run_watch(root_pid: list[int] | None, workdir: Path, limits: Limits) -> Watch | None:
     """Limits that hold for the whole run, not per process (this machine has no cgroup v2).
 
     RLIMIT_AS bounds each process, RLIMIT_NPROC on the run's own uid bounds the process
     count; this poll bounds what the run holds *together*: the resident memory of every
-    process of the sandbox uid plus what its /tmp and /dev/shm tmpfs hold, and the bytes
-    in the workdir. Between two polls a run can overshoot by what it allocates or writes
-    in one poll interval (0.2 s), each process still within RLIMIT_AS and RLIMIT_FSIZE.
+    process descending from bwrap (`root_pid[0]`, set once it started; orphans reparent to
+    the PID namespace's init, so none escapes the tree) plus what its /tmp and /dev/shm tmpfs
+    hold, and the bytes in the workdir. Between two polls a run can overshoot by what it
+    allocates or writes in one poll interval (0.2 s), each process still within RLIMIT_AS
+    and RLIMIT_FSIZE. `root_pid` None: the workdir cap only (the CLI's unprivileged mode).
     """
-    if uid is None and limits.max_scratch_bytes is None:
+    if root_pid is None and limits.max_scratch_bytes is None:
         return None
     host_devs = {os.stat(p).st_dev for p in ("/tmp", "/dev/shm") if os.path.exists(p)}
     page = os.sysconf("SC_PAGE_SIZE")
 
     def check() -> tuple[str, str] | None:
-        if uid is not None:
-            pids = _uids_pids(uid)
+        if root_pid:
+            pids = _process_tree(root_pid[0])
             used, tmpfs_devs = 0, set()
             for pid in pids:
                 with suppress(OSError, ValueError, IndexError):
                     with open(f"/proc/{pid}/statm", "rb") as f:
                         used += int(f.read().split()[1]) * page
-                for inside in ("tmp", "dev/shm"):
+                # Every process inside shares one mount namespace: two tmpfs found, all found.
+                for inside in ("tmp", "dev/shm") if len(tmpfs_devs) < 2 else ():
                     with suppress(OSError):
                         path = f"/proc/{pid}/root/{inside}"
                         dev = os.stat(path).st_dev
@@ -377,6 +382,19 @@ def _whole_run_watch(uid: int | None, workdir: Path, limits: Limits) -> Watch | 
         return None
 
     return check
+
+
+def _process_tree(root: int) -> list[int]:
+    """`root` and all its descendants (from /proc/<pid>/task/<tid>/children)."""
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        with suppress(OSError, ValueError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                    stack.extend(int(child) for child in f.read().split())
+    return out
 
 
 def _disk_usage(root: Path) -> int:
