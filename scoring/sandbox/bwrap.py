@@ -398,14 +398,17 @@ def _process_tree(root: int) -> list[int]:
 
 
 def _disk_usage(root: Path) -> int:
-    """Allocated bytes below root, without following links (the tree is the sandbox's)."""
+    """Bytes below root, without following links (the tree is the sandbox's). Every entry
+    counts as at least one 4 KiB block, so a flood of empty files hits the cap too (and the
+    walk stays bounded); a sparse file counts at its apparent size, which is what a reader copies."""
     total, stack = 0, [str(root)]
     while stack:
         with suppress(OSError), os.scandir(stack.pop()) as entries:
             for entry in entries:
                 with suppress(OSError):
                     st = entry.stat(follow_symlinks=False)
-                    total += max(st.st_size, st.st_blocks * 512) if stat.S_ISREG(st.st_mode) else st.st_blocks * 512
+                    size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+                    total += max(size, st.st_blocks * 512, 4096)
                     if stat.S_ISDIR(st.st_mode):
                         stack.append(entry.path)
     return total

@@ -79,3 +79,16 @@ def test_the_process_count_holds_for_the_whole_run(bwrap, workdir, runtime, limi
     result = bwrap.run([PY, "-c", code], workdir, runtime, capped)
     assert "refused after" in result.stdout_text, (result.stdout_text, result.stderr_text[-500:])
     assert int(result.stdout_text.split()[2]) < 6
+
+
+def test_a_flood_of_empty_files_counts_against_the_scratch_cap(bwrap, workdir, runtime, limits):
+    capped = limits.replace(max_scratch_bytes=16 << 20, wall_clock_seconds=30)
+    code = ("import os, time\n"
+            "for i in range(50000):\n"
+            "    open(f'e{i}', 'w').close()\n"
+            "    if i % 1000 == 0: time.sleep(0.05)\n"
+            "print('made 50000 files')")
+    result = bwrap.run([PY, "-c", code], workdir, runtime, capped)
+    assert "made 50000 files" not in result.stdout_text
+    assert result.limit == "scratch_disk", (result.reason, result.stderr_text[-500:])
+    assert len(os.listdir(workdir)) < 20000
