@@ -59,5 +59,8 @@ def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str,
         tail = " ".join(result.stderr_text.strip().splitlines()[-3:])[:500]
         reason = result.reason or tail or f"exit status {result.returncode}"
         return {"ok": False, "checks": [], "warnings": [], "error": f"the validator did not finish: {reason}"}
-    return {"ok": bool(report.get("ok")) and result.returncode == 0, "checks": report.get("checks") or [],
+    if result.limit:
+        return {"ok": False, "checks": report.get("checks") or [], "warnings": report.get("warnings") or [],
+                "error": f"the validator was stopped: {result.reason}"}
+    return {"ok": bool(report.get("ok")) and result.ok, "checks": report.get("checks") or [],
             "warnings": report.get("warnings") or [], "error": ""}

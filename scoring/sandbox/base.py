@@ -92,7 +92,8 @@ class SandboxResult:
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        """Finished by itself with status 0 and within every limit."""
+        return self.returncode == 0 and not self.timed_out and self.limit is None
 
     @property
     def stdout_text(self) -> str:

@@ -104,6 +104,8 @@ def drive(
             ready = select.select([pidfd, *sinks], [], [], wait)[0]
             _read_ready(ready, sinks)
             exited = pidfd in ready
+        if watch is not None and stopped is None and not timed_out:
+            stopped = watch()  # a limit breached after the last poll (e.g. a quick big write)
         # A pidfd becomes readable when the process exits but before it is reaped, so the
         # group id cannot be recycled between this kill and wait4.
         _kill_group(proc.pid)

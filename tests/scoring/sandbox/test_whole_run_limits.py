@@ -92,3 +92,10 @@ def test_a_flood_of_empty_files_counts_against_the_scratch_cap(bwrap, workdir, r
     assert "made 50000 files" not in result.stdout_text
     assert result.limit == "scratch_disk", (result.reason, result.stderr_text[-500:])
     assert len(os.listdir(workdir)) < 20000
+
+
+def test_a_quick_write_past_the_cap_between_two_polls_is_caught(bwrap, workdir, runtime, limits):
+    capped = limits.replace(max_scratch_bytes=16 << 20, max_file_bytes=64 << 20)
+    result = bwrap.run([PY, "-c", "open('big.bin', 'wb').write(bytes(40 << 20))"], workdir, runtime, capped)
+    assert result.limit == "scratch_disk", (result.returncode, result.reason)
+    assert result.returncode == 0 and not result.ok  # it finished, but over the cap: not ok
