@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from scoring.engine import TaskDefinitionError, load_task, static_validate
+from scoring.engine import TaskDefinitionError, load_task, sample_params, static_validate
 from scoring.engine.cli import read_result_line, score_argv
 from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
@@ -438,6 +438,26 @@ def _io_agreement(task: dict[str, Any], info: dict[str, Any]) -> list[str]:
     return warnings
 
 
+OFFICIAL_SEEDS = (42, 31415)  # seed42: references private; seed31415: references public
+
+
+def official_seeds_check(task_dir: Path, task: dict[str, Any], work: Path, timeout: float) -> Check:
+    """The two datasets' references must differ, or the public one reveals the private one."""
+    references = []
+    for seed in OFFICIAL_SEEDS:
+        out = work / f"official_seed{seed}"
+        try:
+            run_generator(task_dir, out, sample_params(task, seed), timeout)
+        except (GeneratorFailed, TaskDefinitionError) as exc:
+            return Check("official_seeds", False, f"generation for seed{seed} failed: {exc}")
+        references.append(out / "reference")
+    if not tree_differences(*references):
+        return Check("official_seeds", False,
+                     "the seed42 and seed31415 references are byte-identical, so the public seed31415 references "
+                     "would reveal the private seed42 ones; make the generator depend on the seed")
+    return Check("official_seeds", True, "the seed42 and seed31415 references differ")
+
+
 def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
                       scorer_timeout: float = 300.0) -> ValidationReport:
     """Every pre-submit check for `task_dir`; never raises for a bad task, only reports it."""
@@ -466,14 +486,14 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
     timeout = float(generator_timeout or generation.get("timeout_seconds") or 300)
     if task is None or not (task_dir / "generate_gt.py").is_file() or errors:
         reason = "static errors" if errors else "no loadable task or generate_gt.py"
-        for name in ("generator_contract", "determinism", "seeds", "gt_selfcheck"):
+        for name in ("generator_contract", "determinism", "seeds", "official_seeds", "gt_selfcheck"):
             report.checks.append(Check(name, None, f"skipped ({reason})"))
         return report
 
     contract, info = _introspect(task_dir, timeout)
     report.checks.append(contract)
     if not contract.ok:
-        for name in ("determinism", "seeds", "gt_selfcheck"):
+        for name in ("determinism", "seeds", "official_seeds", "gt_selfcheck"):
             report.checks.append(Check(name, None, "skipped (generator contract)"))
         return report
     report.warnings.extend(_io_agreement(task, info))
@@ -487,7 +507,7 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
             run_generator(task_dir, work / "gen_b", params, timeout)
         except GeneratorFailed as exc:
             report.checks.append(Check("determinism", False, str(exc)))
-            for name in ("seeds", "gt_selfcheck"):
+            for name in ("seeds", "official_seeds", "gt_selfcheck"):
                 report.checks.append(Check(name, None, "skipped (generation failed)"))
             return report
         diffs = tree_differences(first, work / "gen_b")
@@ -507,6 +527,8 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
                 seed_details.append(f"seed {seed}: {exc}")
         report.checks.append(Check("seeds", seed_ok, "generates with two more seeds" if seed_ok
                                    else "generation failed for another seed", seed_details))
+
+        report.checks.append(official_seeds_check(task_dir, task, work, timeout))
 
         used: dict[str, Any] = meta["params_used"] if isinstance(meta.get("params_used"), dict) else params
         selfcheck_work = work / "selfcheck"

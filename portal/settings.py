@@ -393,6 +393,16 @@ CELERY_BEAT_SCHEDULE = {
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
 SCORING_MEMORY_BYTES = env_int("ASIBENCH_SCORING_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
+# Limits for task code from the catalog and from proposals (generators, the pre-submit validator).
+# These are the server's caps; a task's own timeout_seconds never raises them. Memory and the
+# process count hold for the whole sandboxed run, not per process; the scratch dir is capped too.
+GENERATION_TIMEOUT_SECONDS = env_int("ASIBENCH_GENERATION_TIMEOUT", 300, minimum=1)
+PROPOSAL_VALIDATION_TIMEOUT_SECONDS = env_int("ASIBENCH_PROPOSAL_VALIDATION_TIMEOUT", 900, minimum=5)
+SANDBOX_MEMORY_BYTES = env_int("ASIBENCH_SANDBOX_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
+SANDBOX_MAX_PROCESSES = env_int("ASIBENCH_SANDBOX_MAX_PROCESSES", 64, minimum=4)
+SANDBOX_SCRATCH_BYTES = env_int("ASIBENCH_SANDBOX_SCRATCH_MB", 2048, minimum=16) * 1024 * 1024
+# Pre-submit validations each author may start per day (each runs their code for minutes).
+PROPOSAL_VALIDATIONS_PER_DAY = env_int("ASIBENCH_PROPOSAL_VALIDATIONS_PER_DAY", 20, minimum=1)
 # Storage, sandbox or database trouble is retried with exponential backoff, then the run fails.
 SCORING_INFRA_RETRIES = env_int("ASIBENCH_SCORING_RETRIES", 5)
 SCORING_RETRY_BACKOFF_SECONDS = env_int("ASIBENCH_SCORING_RETRY_BACKOFF", 5, minimum=1)

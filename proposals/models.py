@@ -158,3 +158,52 @@ class ReviewEvent(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+
+class ProposalJob(models.Model):
+    """Work on a proposal that runs the author's code, done by a Celery worker, not the request.
+
+    A pre-submit validation (which freezes a revision when it passes) or a publish. The row is
+    the status the proposal page shows, the claim (a conditional UPDATE from `queued`), and,
+    for validations, what the daily quota counts.
+    """
+
+    class Kind(models.TextChoices):
+        VALIDATE = "validate", "Validation"
+        PUBLISH = "publish", "Publishing"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        PASSED = "passed", "Passed"
+        FAILED = "failed", "Failed"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    proposal = models.ForeignKey(Proposal, on_delete=models.CASCADE, related_name="jobs")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    snapshot = models.CharField(max_length=64, blank=True)  # the draft's file set being validated
+    options = models.JSONField(default=dict, blank=True)  # publish: {"datasets": [...], "status": "final"}
+    report = models.JSONField(default=dict, blank=True)
+    problems = models.JSONField(default=list, blank=True)  # readable reasons when failed
+    outcome = models.CharField(max_length=40, blank=True)  # revision number or published version
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "kind"], condition=models.Q(status__in=["queued", "running"]),
+                                    name="one_active_job_per_proposal_and_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.proposal_id} [{self.status}]"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE

@@ -2,7 +2,9 @@
 
 The author's generator and scorer are untrusted code: the proposal's files are copied into a
 scratch dir laid out as `tasks/<domain>/<name>/` and the validator runs there under the
-configured backend (no network, time and memory limits), never in the web process.
+configured backend (no network; the server's time, whole-run memory, process and scratch-disk
+limits, never the author's), in a Celery worker (proposals.tasks), never in the web process.
+The validator's only output the host reads is its stdout.
 """
 
 from __future__ import annotations
@@ -17,8 +19,6 @@ from django.conf import settings
 from proposals.files import blob_read
 from scoring.catalog import scratch_root
 from scoring.sandbox import Limits, get_backend, python_runtime_env, python_runtime_mounts
-
-VALIDATION_SECONDS = 600
 
 
 def _parse_report(stdout: str) -> dict[str, Any] | None:
@@ -47,15 +47,20 @@ def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str,
             target.write_bytes(blob_read(blob))
         mounts = (backend.runtime_mounts() if backend.name == "docker"
                   else python_runtime_mounts(packages=("scoring", "cli_client")))
-        limits = Limits(wall_clock_seconds=VALIDATION_SECONDS, cpu_seconds=VALIDATION_SECONDS,
-                        memory_bytes=4 << 30, max_processes=64, max_file_bytes=512 << 20,
-                        network=False, env=python_runtime_env())
-        argv = [*backend.python_command(), "-m", "cli_client", "validate", "--pre-submit", str(task_dir), "--json"]
+        seconds = settings.PROPOSAL_VALIDATION_TIMEOUT_SECONDS
+        limits = Limits(wall_clock_seconds=seconds, cpu_seconds=seconds, memory_bytes=settings.SANDBOX_MEMORY_BYTES,
+                        max_processes=settings.SANDBOX_MAX_PROCESSES, max_file_bytes=512 << 20,
+                        max_scratch_bytes=settings.SANDBOX_SCRATCH_BYTES, network=False, env=python_runtime_env())
+        argv = [*backend.python_command(), "-m", "cli_client", "validate", "--pre-submit", str(task_dir), "--json",
+                "--gt-timeout", str(settings.GENERATION_TIMEOUT_SECONDS)]
         result = backend.run(argv, work, list(mounts), limits)
     report = _parse_report(result.stdout_text)
     if report is None:
         tail = " ".join(result.stderr_text.strip().splitlines()[-3:])[:500]
         reason = result.reason or tail or f"exit status {result.returncode}"
         return {"ok": False, "checks": [], "warnings": [], "error": f"the validator did not finish: {reason}"}
-    return {"ok": bool(report.get("ok")) and result.returncode == 0, "checks": report.get("checks") or [],
+    if result.limit:
+        return {"ok": False, "checks": report.get("checks") or [], "warnings": report.get("warnings") or [],
+                "error": f"the validator was stopped: {result.reason}"}
+    return {"ok": bool(report.get("ok")) and result.ok, "checks": report.get("checks") or [],
             "warnings": report.get("warnings") or [], "error": ""}

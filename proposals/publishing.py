@@ -2,9 +2,9 @@
 
 The task directory goes to `PUBLISHED_TASKS_DIR/<domain>/<name>/` (private storage the web
 tier never serves) without `task_submission.yaml`, with `version` bumped and `status` set in
-`task_meta.yaml`; `catalog_load` then reads it and generates its instances in the sandbox.
-Public pages are built by the catalog from public fields only. A failed load restores the
-previous directory, so the catalog never holds a half-published task.
+`task_meta.yaml`; `catalog_install` generates its instances in the sandbox from a staging
+directory and only then swaps the catalog (rows, archives, the directory link) in one step, so
+a failure or a crash mid-publish leaves the catalog as it was.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from cli_client.formats.task_files import SUBMISSION_FILE
 from portal.errors import Conflict, ValidationFailed
 from proposals.files import blob_read, load_yaml
 from proposals.models import Revision
-from scoring.catalog import catalog_load
+from scoring.catalog import catalog_install
+from scoring.generation import TaskProblem
 from scoring.models import Task
 
 PUBLISHABLE_STATUSES = ("final", "sample")
@@ -82,8 +83,8 @@ def publish_revision(revision: Revision, *, dataset_names: list[str], status: st
     version = next_version(str(load_yaml(meta_text.encode()).get("version") or "0"), previous)
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=target.parent))
-    backup = target.parent / f".{name}.old"
+    # A hidden sibling (the catalog skips dot-dirs) that becomes the task by one rename.
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.v{version}-", dir=target.parent))
     try:
         for path, blob in files.items():
             dest = staging / path
@@ -91,23 +92,11 @@ def publish_revision(revision: Revision, *, dataset_names: list[str], status: st
             dest.write_bytes(blob_read(blob))
         (staging / "task_meta.yaml").write_text(rewrite_meta(meta_text, version, status), encoding="utf-8")
         staging.chmod(0o755)
-        shutil.rmtree(backup, ignore_errors=True)
-        if target.exists():
-            target.rename(backup)
-        staging.rename(target)
+        catalog_install(directory=staging, link=target, dataset_names=dataset_names)
+    except TaskProblem as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ValidationFailed(f"Publishing failed, the catalog is unchanged: {exc}", code="publish_failed") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    report = catalog_load(only_tasks={task_id}, dataset_names=dataset_names)
-    label = f"{domain}/{name}"
-    failures = [line for line in report.failures if line.task in {task_id, label}]
-    loaded = Task.objects.filter(id=task_id, version=version).exists()
-    if failures or not loaded:
-        shutil.rmtree(target, ignore_errors=True)
-        if backup.exists():
-            backup.rename(target)
-            catalog_load(only_tasks={task_id}, dataset_names=dataset_names)
-        reasons = "; ".join(f"{line.dataset or 'load'}: {line.detail}" for line in failures) or "not loaded"
-        raise ValidationFailed(f"Publishing failed, the catalog is unchanged: {reasons}", code="publish_failed")
-    shutil.rmtree(backup, ignore_errors=True)
     return version

@@ -13,7 +13,7 @@ from cli_client.formats.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, 
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound
-from proposals.models import Proposal, ReviewEvent, Revision
+from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.generation import REQUIRED_FILES
 
@@ -78,6 +78,10 @@ def review_queue() -> QuerySet[Proposal]:
 
 def latest_revision(proposal: Proposal) -> Revision | None:
     return proposal.revisions.order_by("-number").first()
+
+
+def latest_job(proposal: Proposal, kind: str) -> ProposalJob | None:
+    return proposal.jobs.filter(kind=kind).order_by("-created_at", "-id").first()
 
 
 def history(proposal: Proposal) -> QuerySet[ReviewEvent]:

@@ -12,10 +12,12 @@ import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from cli_client.formats.task_files import (
@@ -28,7 +30,8 @@ from cli_client.formats.task_files import (
     snapshot_token,
 )
 from portal.accounts.models import User
-from portal.errors import Conflict, PortalError, ValidationFailed
+from portal.accounts.selectors import user_is_maintainer
+from portal.errors import Conflict, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
 from portal.mail import mail_send_on_commit
 from portal.public_urls import public_url
 from proposals import selectors
@@ -41,7 +44,9 @@ from proposals.files import (
     json_safe,
     load_yaml,
 )
-from proposals.models import Proposal, ProposalFile, ReviewEvent, Revision, RevisionFile
+from proposals.models import Proposal, ProposalFile, ProposalJob, ReviewEvent, Revision, RevisionFile
+from proposals.presubmit_sandbox import validate_in_sandbox
+from proposals.publishing import PUBLISHABLE_STATUSES, publish_revision
 
 logger = logging.getLogger(__name__)
 EMPTY_SNAPSHOT = snapshot_token({})
@@ -55,8 +60,6 @@ TEXT_LIMITS = {"task_id": 120, "name": 200, "domain": 50, "subdomain": 200, "sou
 
 
 def _file_error(exc: TaskFileError) -> PortalError:
-    from portal.errors import PayloadTooLarge
-
     kind = PayloadTooLarge if exc.code in {"file_too_large", "set_too_large"} else ValidationFailed
     return kind(str(exc), code=exc.code)
 
@@ -299,52 +302,120 @@ def freeze_problems(proposal: Proposal) -> list[str]:
     return problems
 
 
-def proposal_submit(*, user: User, proposal_id: object) -> Revision:
-    """Freeze the working copy into a new revision, after the sandboxed pre-submit validation.
+def _validation_quota_check(user: User) -> None:
+    """Refuse a validation beyond the author's daily quota; caller holds the user's row lock."""
+    since = timezone.now() - timedelta(days=1)
+    recent = ProposalJob.objects.filter(kind=ProposalJob.Kind.VALIDATE, requested_by=user, created_at__gte=since)
+    limit = settings.PROPOSAL_VALIDATIONS_PER_DAY
+    if recent.count() >= limit:
+        oldest = recent.order_by("created_at").values_list("created_at", flat=True).first()
+        again = (oldest + timedelta(days=1)).strftime("%Y-%m-%d %H:%M UTC") if oldest else "tomorrow"
+        raise QuotaExceeded(f"You have started {limit} pre-submit validations in the last 24 hours, the daily "
+                            f"limit; the next one can start at {again}.", code="validation_quota")
 
-    Idempotent: submitting an unchanged draft that is already under review returns the
-    revision under review.
+
+def proposal_submit(*, user: User, proposal_id: object) -> ProposalJob:
+    """Queue the sandboxed pre-submit validation; when it passes, a worker freezes a revision.
+
+    Idempotent: while a validation of the draft is queued or running, or once one passed for
+    the unchanged draft now under review, that validation is returned and nothing is queued.
     """
-    from proposals.presubmit_sandbox import validate_in_sandbox
+    from proposals.tasks import validate_proposal
 
     proposal = selectors.proposal_get_for_owner(user=user, proposal_id=proposal_id)
     _require_editable(proposal)
+    last = proposal.jobs.filter(kind=ProposalJob.Kind.VALIDATE).first()
+    if last is not None and last.is_active:
+        return last
     latest = selectors.latest_revision(proposal)
     files = {f.path: f.sha256 for f in proposal.files.all()}
-    if (latest is not None and proposal.status == Proposal.Status.SUBMITTED
+    if (last is not None and last.status == ProposalJob.Status.PASSED and latest is not None
+            and proposal.status == Proposal.Status.SUBMITTED
             and latest.content_hash == content_hash(frozen_fields(proposal), files)):
-        return latest
+        return last
     problems = freeze_problems(proposal)
     if problems:
         raise ValidationFailed("Not ready to submit: " + "; ".join(problems), code="incomplete",
                                extra={"problems": problems})
-    snapshot = proposal.snapshot
-    report = validate_in_sandbox(proposal.task_id, list(proposal.files.values_list("path", "blob")))
+    with transaction.atomic():
+        User.objects.select_for_update().filter(pk=user.pk).first()  # serialises this author's quota checks
+        _validation_quota_check(user)
+        proposal = _locked(proposal_id, user)
+        _require_editable(proposal)
+        try:
+            with transaction.atomic():
+                job = ProposalJob.objects.create(proposal=proposal, kind=ProposalJob.Kind.VALIDATE,
+                                                 requested_by=user, snapshot=proposal.snapshot)
+        except IntegrityError:  # a concurrent Submit queued one first
+            return proposal.jobs.get(kind=ProposalJob.Kind.VALIDATE, status__in=ProposalJob.ACTIVE)
+        transaction.on_commit(lambda: validate_proposal.delay(job.pk))
+    return job
+
+
+def _job_claim(job_id: int, kind: str, timeout_seconds: int) -> ProposalJob | None:
+    """Take a queued job, or one whose worker died long ago; None when someone else has it."""
+    now = timezone.now()
+    abandoned = now - timedelta(seconds=timeout_seconds + 300)
+    claimed = ProposalJob.objects.filter(
+        Q(status=ProposalJob.Status.QUEUED) | Q(status=ProposalJob.Status.RUNNING, started_at__lt=abandoned),
+        pk=job_id, kind=kind,
+    ).update(status=ProposalJob.Status.RUNNING, started_at=now)
+    return ProposalJob.objects.select_related("proposal").get(pk=job_id) if claimed else None
+
+
+def _job_finish(job: ProposalJob, status: str, *, problems: list[str] | None = None, outcome: str = "",
+                report: dict[str, Any] | None = None) -> None:
+    ProposalJob.objects.filter(pk=job.pk, status=ProposalJob.Status.RUNNING).update(
+        status=status, problems=problems or [], outcome=outcome, report=report or {}, finished_at=timezone.now())
+
+
+def proposal_validation_run(*, job_id: int) -> None:
+    """The worker's side of Submit: validate the draft in the sandbox; freeze it if it passes."""
+    job = _job_claim(job_id, ProposalJob.Kind.VALIDATE, settings.PROPOSAL_VALIDATION_TIMEOUT_SECONDS)
+    if job is None:
+        return
+    proposal = job.proposal
+    changed = ["The draft changed while it was being validated; submit again."]
+    if not proposal.is_editable or proposal.snapshot != job.snapshot:
+        _job_finish(job, ProposalJob.Status.FAILED, problems=changed)
+        return
+    try:
+        report = validate_in_sandbox(proposal.task_id, list(proposal.files.values_list("path", "blob")))
+    except Exception as exc:  # the author sees a reason, never a validation stuck in "running"
+        logger.exception("validation job %s could not run", job.pk)
+        _job_finish(job, ProposalJob.Status.FAILED, problems=[f"The validation could not run: {exc}"])
+        return
     Proposal.objects.filter(pk=proposal.pk).update(last_validation=report)
     if not report["ok"]:
         failed = [f"{c['name']}: {c['summary']}" for c in report["checks"] if c.get("status") == "fail"]
-        raise ValidationFailed("Pre-submit validation failed: " + ("; ".join(failed) or report["error"]),
-                               code="validation_failed", extra={"problems": failed or [report["error"]]})
+        _job_finish(job, ProposalJob.Status.FAILED, problems=failed or [report["error"]], report=report)
+        return
     with transaction.atomic():
-        proposal = _locked(proposal_id, user)
-        _require_editable(proposal)
-        if proposal.snapshot != snapshot or freeze_problems(proposal):
-            raise Conflict("The draft changed while it was being validated; submit again.", code="changed")
-        rows = list(proposal.files.all())
-        fields = frozen_fields(proposal)
-        number = (proposal.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
-        revision = Revision.objects.create(
-            proposal=proposal, number=number, fields=fields, validation=report,
-            content_hash=content_hash(fields, {f.path: f.sha256 for f in rows}),
-        )
-        RevisionFile.objects.bulk_create(
-            RevisionFile(revision=revision, path=f.path, blob=f.blob, sha256=f.sha256, size=f.size) for f in rows
-        )
-        now = timezone.now()
-        Proposal.objects.filter(pk=proposal.pk).update(status=Proposal.Status.SUBMITTED, submitted_at=now,
-                                                        updated_at=now)
-        ReviewEvent.objects.create(proposal=proposal, revision=revision, actor=user, kind=ReviewEvent.Kind.SUBMITTED,
-                                   text=f"Revision {number} submitted for review.")
+        proposal = Proposal.objects.select_for_update().get(pk=proposal.pk)
+        if not proposal.is_editable or proposal.snapshot != job.snapshot or freeze_problems(proposal):
+            _job_finish(job, ProposalJob.Status.FAILED, problems=changed, report=report)
+            return
+        revision = _freeze(proposal, job.requested_by, report)
+        _job_finish(job, ProposalJob.Status.PASSED, outcome=str(revision.number), report=report)
+
+
+def _freeze(proposal: Proposal, user: User | None, report: dict[str, Any]) -> Revision:
+    """Freeze the locked, validated working copy into the next revision."""
+    rows = list(proposal.files.all())
+    fields = frozen_fields(proposal)
+    number = (proposal.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
+    revision = Revision.objects.create(
+        proposal=proposal, number=number, fields=fields, validation=report,
+        content_hash=content_hash(fields, {f.path: f.sha256 for f in rows}),
+    )
+    RevisionFile.objects.bulk_create(
+        RevisionFile(revision=revision, path=f.path, blob=f.blob, sha256=f.sha256, size=f.size) for f in rows
+    )
+    now = timezone.now()
+    Proposal.objects.filter(pk=proposal.pk).update(status=Proposal.Status.SUBMITTED, submitted_at=now,
+                                                    updated_at=now)
+    ReviewEvent.objects.create(proposal=proposal, revision=revision, actor=user, kind=ReviewEvent.Kind.SUBMITTED,
+                               text=f"Revision {number} submitted for review.")
     return revision
 
 
@@ -355,8 +426,6 @@ def _notify_author(proposal: Proposal, subject: str, body: str) -> None:
 
 
 def proposal_comment(*, user: User, proposal_id: object, text: str) -> ReviewEvent:
-    from portal.accounts.selectors import user_is_maintainer
-
     text = (text or "").strip()
     if not text:
         raise ValidationFailed("Write a comment first.", code="empty_comment")
@@ -421,33 +490,61 @@ def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: i
 
 
 def proposal_publish(*, maintainer: User, proposal_id: object, dataset_names: list[str],
-                     status: str = "final") -> Any:
-    """Publish the accepted revision into the catalog; see proposals.publishing."""
-    from proposals.publishing import publish_revision
+                     status: str = "final") -> ProposalJob:
+    """Queue publishing the accepted revision into the catalog (a worker runs proposals.publishing)."""
+    from proposals.tasks import publish_proposal
 
     proposal = selectors.proposal_get_for_review(user=maintainer, proposal_id=proposal_id)
-    accepted = proposal.events.filter(kind=ReviewEvent.Kind.ACCEPTED).order_by("-created_at").first()
-    if proposal.status != Proposal.Status.ACCEPTED or accepted is None or accepted.revision is None:
+    if proposal.status != Proposal.Status.ACCEPTED or _accepted_revision(proposal) is None:
         raise Conflict(f"Only an accepted proposal can be published; this one is {proposal.status}.",
                        code="not_accepted")
     if not dataset_names:
         raise ValidationFailed("Choose at least one dataset to generate instances for.", code="no_dataset")
-    claimed = Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.ACCEPTED).update(
-        status=Proposal.Status.PUBLISHED, updated_at=timezone.now())
-    if not claimed:
-        raise Conflict("This proposal is being published or was published already.", code="not_accepted")
+    if status not in PUBLISHABLE_STATUSES:
+        raise ValidationFailed(f"Publish as one of {', '.join(PUBLISHABLE_STATUSES)}.", code="bad_status")
     try:
-        version = publish_revision(accepted.revision, dataset_names=dataset_names, status=status)
-    except BaseException:
-        Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.PUBLISHED).update(
-            status=Proposal.Status.ACCEPTED)
-        raise
+        with transaction.atomic():
+            job = ProposalJob.objects.create(proposal=proposal, kind=ProposalJob.Kind.PUBLISH,
+                                             requested_by=maintainer,
+                                             options={"datasets": list(dataset_names), "status": status})
+            transaction.on_commit(lambda: publish_proposal.delay(job.pk))
+    except IntegrityError:
+        raise Conflict("This proposal is being published already.", code="publishing") from None
+    return job
+
+
+def _accepted_revision(proposal: Proposal) -> Revision | None:
+    accepted = proposal.events.filter(kind=ReviewEvent.Kind.ACCEPTED).order_by("-created_at").first()
+    return accepted.revision if accepted is not None else None
+
+
+def proposal_publish_run(*, job_id: int) -> None:
+    """The worker's side of Publish: all or nothing (see proposals.publishing)."""
+    job = _job_claim(job_id, ProposalJob.Kind.PUBLISH, settings.GENERATION_TIMEOUT_SECONDS * 8)
+    if job is None:
+        return
+    proposal = job.proposal
+    revision = _accepted_revision(proposal)
+    if proposal.status != Proposal.Status.ACCEPTED or revision is None:
+        _job_finish(job, ProposalJob.Status.FAILED, problems=[f"The proposal is {proposal.status}, not accepted."])
+        return
+    datasets, status = job.options["datasets"], job.options["status"]
+    try:
+        version = publish_revision(revision, dataset_names=datasets, status=status)
+    except PortalError as exc:
+        _job_finish(job, ProposalJob.Status.FAILED, problems=[exc.detail])
+        return
+    except Exception as exc:
+        logger.exception("publish job %s could not run", job.pk)
+        _job_finish(job, ProposalJob.Status.FAILED, problems=[f"Publishing could not run: {exc}"])
+        return
     with transaction.atomic():
-        Proposal.objects.filter(pk=proposal.pk).update(published_version=version)
+        Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.ACCEPTED).update(
+            status=Proposal.Status.PUBLISHED, published_version=version, updated_at=timezone.now())
+        _job_finish(job, ProposalJob.Status.PASSED, outcome=version)
         ReviewEvent.objects.create(
-            proposal=proposal, revision=accepted.revision, actor=maintainer, kind=ReviewEvent.Kind.PUBLISHED,
-            text=f"Published as version {version} in {', '.join(dataset_names)}.")
+            proposal=proposal, revision=revision, actor=job.requested_by, kind=ReviewEvent.Kind.PUBLISHED,
+            text=f"Published as version {version} in {', '.join(datasets)}.")
         _notify_author(proposal, f"[ASI-Bench] Published: {proposal.task_id} v{version}",
                        f"Your task {proposal.task_id} is now in the ASI-Bench catalog as version {version} "
-                       f"(datasets: {', '.join(dataset_names)}).")
-    return version
+                       f"(datasets: {', '.join(datasets)}).")

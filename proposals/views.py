@@ -9,7 +9,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from cli_client.formats.digests import sha256_bytes, sha256_stream
@@ -20,7 +19,7 @@ from portal.pages import AuthedRequest, act_and_redirect, maintainer_only, not_f
 from portal.uploads import upload_limit
 from proposals import forms, rendering, selectors, services
 from proposals.files import IncomingFile, blob_read
-from proposals.models import Proposal
+from proposals.models import Proposal, ProposalJob
 from scoring.engine.taskdef import PROMPT_LEVELS
 
 STEP_FORMS = {
@@ -180,6 +179,7 @@ def proposal_detail(request: AuthedRequest, proposal_id: str) -> HttpResponse:
                         == services.content_hash(services.frozen_fields(proposal), {f.path: f.sha256 for f in files}))
     return render(request, "proposals/detail.html", {
         "frozen_as_is": frozen_as_is,
+        "validation_job": selectors.latest_job(proposal, ProposalJob.Kind.VALIDATE),
         "proposal": proposal,
         "files": files,
         "total_bytes": sum(f.size for f in files),
@@ -196,10 +196,15 @@ def proposal_detail(request: AuthedRequest, proposal_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def proposal_submit(request: AuthedRequest, proposal_id: str) -> HttpResponse:
+    def said(job: ProposalJob) -> str:
+        if job.status == job.Status.PASSED:
+            return f"Revision {job.outcome} is frozen and submitted for review."
+        return ("Validation started in the sandbox; this page shows its result, and the revision is frozen "
+                "when it passes.")
+
     return act_and_redirect(
         request, lambda: services.proposal_submit(user=request.user, proposal_id=proposal_id),
-        then=lambda: redirect("proposal-detail", proposal_id=proposal_id),
-        success=lambda revision: f"Revision {revision.number} is frozen and submitted for review.")
+        then=lambda: redirect("proposal-detail", proposal_id=proposal_id), success=said)
 
 
 @login_required
@@ -239,12 +244,12 @@ def review_page(request: AuthedRequest, proposal_id: str) -> HttpResponse:
         "previous": previous,
         "shown": rendering.shown_files(current_files),
         "diff": rendering.revision_diff(list(previous.files.all()), current_files) if previous else None,
-        "pygments_css": rendering.pygments_css(),
         "history": selectors.history(proposal),
         "is_latest": bool(revision and revision.number == revisions[-1].number),
         "difficulty_problems": selectors.revision_difficulty_problems(revision) if revision else [],
         "decision_form": forms.DecisionForm(initial={"revision": revision.number if revision else 0}),
         "publish_form": forms.PublishForm(),
+        "publish_job": selectors.latest_job(proposal, ProposalJob.Kind.PUBLISH),
         "comment_form": forms.CommentForm(),
     })
 
@@ -274,15 +279,13 @@ def review_publish(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     try:
         if not form.is_valid():
             raise PortalError("Choose at least one dataset.", code="no_dataset")
-        version = services.proposal_publish(maintainer=request.user, proposal_id=proposal_id,
-                                            dataset_names=form.cleaned_data["datasets"],
-                                            status=form.cleaned_data["status"])
+        services.proposal_publish(maintainer=request.user, proposal_id=proposal_id,
+                                  dataset_names=form.cleaned_data["datasets"], status=form.cleaned_data["status"])
     except NotFound as exc:
         return not_found_page(request, exc)
     except PortalError as exc:
         messages.error(request, exc.detail)
     else:
-        proposal = Proposal.objects.get(pk=proposal_id)
-        messages.success(request, f"Published {proposal.task_id} as version {version}.")
-        return redirect(reverse("task-detail", args=[proposal.task_id]))
+        messages.success(request, "Publishing started: instances are generated in the sandbox, then the catalog "
+                                  "switches to the new version at once. This page shows the result.")
     return redirect("proposal-review", proposal_id=proposal_id)

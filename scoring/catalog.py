@@ -1,6 +1,10 @@
 """Writes on the scoring side: the catalog, datasets and their generated instances."""
 
+import dataclasses
+import hashlib
 import logging
+import os
+import shutil
 import tarfile
 import tempfile
 from collections.abc import Callable, Iterable
@@ -28,7 +32,7 @@ from scoring.generation import (
     write_task_info,
 )
 from scoring.models import Dataset, Instance, Task
-from scoring.sandbox import SandboxBackend, get_backend
+from scoring.sandbox import Limits, SandboxBackend, get_backend
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +54,19 @@ DEFAULT_DATASETS = {
 
 def sandbox_backend() -> SandboxBackend:
     return get_backend(settings.SCORING_SANDBOX)
+
+
+def generation_limits() -> Limits:
+    """The server's limits for an author's generator; the task's own YAML never raises them."""
+    return Limits(
+        wall_clock_seconds=settings.GENERATION_TIMEOUT_SECONDS,
+        cpu_seconds=settings.GENERATION_TIMEOUT_SECONDS,
+        memory_bytes=settings.SANDBOX_MEMORY_BYTES,
+        max_processes=settings.SANDBOX_MAX_PROCESSES,
+        max_file_bytes=512 << 20,
+        max_scratch_bytes=settings.SANDBOX_SCRATCH_BYTES,
+        network=False,
+    )
 
 
 def datasets_ensure() -> list[Dataset]:
@@ -110,65 +127,123 @@ def _task_upsert(source: TaskSource) -> Task:
     return task
 
 
-def _store(local: Path, name: str) -> str:
+def _store(local: Path, name: str, sha256: str) -> str:
+    """Save under a content-addressed `name`; an intact file already there is reused."""
     if default_storage.exists(name):
+        with default_storage.open(name, "rb") as stored:
+            if hashlib.file_digest(stored, "sha256").hexdigest() == sha256:
+                return name
         default_storage.delete(name)
     with local.open("rb") as handle:
         return default_storage.save(name, File(handle, name=local.name))
 
 
-def instance_generate(
-    *, source: TaskSource, task: Task, dataset: Dataset, backend: SandboxBackend | None = None
-) -> Instance:
-    """Generate one instance twice in the sandbox, prove it deterministic, store it.
+@dataclass(frozen=True)
+class BuiltInstance:
+    """One generated instance, archived in a local scratch dir, not yet stored."""
 
-    Raises TaskProblem (nothing stored) when the generator fails, times out, touches the
-    network or writes different bytes on the second run.
+    dataset: Dataset
+    instance_id: str
+    params: dict
+    public_archive: Path
+    public_sha256: str
+    public_bytes: int
+    reference_archive: Path
+    reference_sha256: str
+    reference_hashes: dict[str, str]
+
+
+def instance_build(
+    *, source: TaskSource, dataset: Dataset, scratch: Path, backend: SandboxBackend | None = None
+) -> BuiltInstance:
+    """Generate one instance twice in the sandbox, prove it deterministic, archive it in `scratch`.
+
+    Raises TaskProblem when the generator fails, times out, touches the network, leaves
+    links or special files, or writes different bytes on the second run.
     """
     backend = backend or sandbox_backend()
     params = sample_params(source.task, dataset.seed)
     instance_id = instance_id_for_seed(source.task_id, dataset.seed)
-    with tempfile.TemporaryDirectory(prefix="asibench-gen-", dir=scratch_root()) as tmp:
-        tmp_path = Path(tmp)
-        first = run_generator(source, params, tmp_path / "run1", backend)
-        second = run_generator(source, params, tmp_path / "run2", backend)
-        first_hashes, second_hashes = tree_hashes(first), tree_hashes(second)
-        if first_hashes != second_hashes:
-            differing = sorted(k for k in first_hashes.keys() | second_hashes.keys()
-                               if first_hashes.get(k) != second_hashes.get(k))
-            raise TaskProblem(f"generator is not deterministic: {', '.join(differing[:5])} differ between runs")
-        ensure_prompts(first, source)
-        write_task_info(first, source)
-        public_sha, public_bytes = build_archive(
-            first, public_members(first, dataset.references_public), instance_id, tmp_path / "public.tar.gz"
-        )
-        reference_sha, _ = build_archive(first, ["reference"], instance_id, tmp_path / "reference.tar.gz")
-        reference_hashes = tree_hashes(first / "reference")
-        params_used = read_params_used(first, params)
-        with transaction.atomic():
-            input_name = _store(tmp_path / "public.tar.gz", f"datasets/{dataset.name}/{instance_id}.tar.gz")
-            reference_name = _store(
-                tmp_path / "reference.tar.gz", f"private/references/{dataset.name}/{instance_id}.tar.gz"
-            )
-            instance, _ = Instance.objects.update_or_create(
-                instance_id=instance_id,
-                defaults={
-                    "dataset": dataset,
-                    "task": task,
-                    "task_revision": task.revision,
-                    "task_source_hash": source.source_hash,
-                    "params": params_used,
-                    "input_archive": input_name,
-                    "input_sha256": public_sha,
-                    "input_bytes": public_bytes,
-                    "reference_archive": reference_name,
-                    "reference_sha256": reference_sha,
-                    "reference_file_hashes": reference_hashes,
-                    "generator_hash": source.generator_hash,
-                    "generated_at": timezone.now(),
-                },
-            )
+    limits = generation_limits()
+    first = run_generator(source, params, scratch / "run1", backend, limits)
+    second = run_generator(source, params, scratch / "run2", backend, limits)
+    first_hashes, second_hashes = tree_hashes(first), tree_hashes(second)
+    if first_hashes != second_hashes:
+        differing = sorted(k for k in first_hashes.keys() | second_hashes.keys()
+                           if first_hashes.get(k) != second_hashes.get(k))
+        raise TaskProblem(f"generator is not deterministic: {', '.join(differing[:5])} differ between runs")
+    # `first` is a host-made copy of the generator's regular files (see run_generator).
+    ensure_prompts(first, source)
+    write_task_info(first, source)
+    public_sha, public_bytes = build_archive(
+        first, public_members(first, dataset.references_public), instance_id, scratch / "public.tar.gz"
+    )
+    reference_sha, _ = build_archive(first, ["reference"], instance_id, scratch / "reference.tar.gz")
+    return BuiltInstance(
+        dataset=dataset, instance_id=instance_id, params=read_params_used(first, params),
+        public_archive=scratch / "public.tar.gz", public_sha256=public_sha, public_bytes=public_bytes,
+        reference_archive=scratch / "reference.tar.gz", reference_sha256=reference_sha,
+        reference_hashes=tree_hashes(first / "reference"),
+    )
+
+
+def instance_store(*, built: BuiltInstance, source: TaskSource, task: Task) -> Instance:
+    """Store the archives under content-addressed names and point the instance row at them.
+
+    Call inside the caller's transaction: until it commits, the previous archives stay where
+    the previous row points (they are deleted only after the commit).
+    """
+    dataset, instance_id = built.dataset, built.instance_id
+    old = Instance.objects.filter(instance_id=instance_id).values_list("input_archive", "reference_archive").first()
+    input_name = _store(built.public_archive,
+                        f"datasets/{dataset.name}/{instance_id}-{built.public_sha256[:16]}.tar.gz",
+                        built.public_sha256)
+    reference_name = _store(built.reference_archive,
+                            f"private/references/{dataset.name}/{instance_id}-{built.reference_sha256[:16]}.tar.gz",
+                            built.reference_sha256)
+    instance, _ = Instance.objects.update_or_create(
+        instance_id=instance_id,
+        defaults={
+            "dataset": dataset,
+            "task": task,
+            "task_revision": task.revision,
+            "task_source_hash": source.source_hash,
+            "params": built.params,
+            "input_archive": input_name,
+            "input_sha256": built.public_sha256,
+            "input_bytes": built.public_bytes,
+            "reference_archive": reference_name,
+            "reference_sha256": built.reference_sha256,
+            "reference_file_hashes": built.reference_hashes,
+            "generator_hash": source.generator_hash,
+            "generated_at": timezone.now(),
+        },
+    )
+    stale = {name for name in old or () if name not in {input_name, reference_name}}
+    if stale:
+        def delete_stale() -> None:
+            for name in stale:
+                default_storage.delete(name)
+
+        transaction.on_commit(delete_stale)
     return instance
+
+
+def seeds_reveal_each_other(built: list[BuiltInstance]) -> str | None:
+    """Why these datasets' references must not be published together, or None.
+
+    A task whose references do not depend on the seed would publish seed42's private
+    references as seed31415's public ones.
+    """
+    public = [b for b in built if b.dataset.references_public]
+    private = [b for b in built if not b.dataset.references_public]
+    for open_one in public:
+        for closed in private:
+            if open_one.reference_hashes == closed.reference_hashes:
+                return (f"the {closed.dataset.name} and {open_one.dataset.name} references are byte-identical, "
+                        f"so the public {open_one.dataset.name} references would reveal the private "
+                        f"{closed.dataset.name} ones; make the generator depend on the seed")
+    return None
 
 
 def catalog_roots() -> list[Path]:
@@ -218,17 +293,29 @@ def catalog_load(
         if only_tasks and source.task_id not in only_tasks:
             continue
         task = _task_upsert(source)
+        stale = []
         for dataset in wanted:
             current = Instance.objects.filter(task=task, dataset=dataset).first()
             if current is not None and current.task_source_hash == source.source_hash:
                 report.add(LoadLine(source.task_id, dataset.name, "unchanged"), echo)
-                continue
-            try:
-                instance_generate(source=source, task=task, dataset=dataset, backend=backend)
-            except TaskProblem as exc:
-                report.add(LoadLine(source.task_id, dataset.name, "failed", str(exc)), echo)
-                continue
-            report.add(LoadLine(source.task_id, dataset.name, "generated"), echo)
+            else:
+                stale.append(dataset)
+        with tempfile.TemporaryDirectory(prefix="asibench-gen-", dir=scratch_root()) as tmp:
+            built = []
+            for dataset in stale:
+                try:
+                    built.append(instance_build(source=source, dataset=dataset, scratch=Path(tmp) / dataset.name,
+                                                backend=backend))
+                except TaskProblem as exc:
+                    report.add(LoadLine(source.task_id, dataset.name, "failed", str(exc)), echo)
+            refused = seeds_reveal_each_other(built)
+            for item in built:
+                if refused:
+                    report.add(LoadLine(source.task_id, item.dataset.name, "failed", refused), echo)
+                    continue
+                with transaction.atomic():
+                    instance_store(built=item, source=source, task=task)
+                report.add(LoadLine(source.task_id, item.dataset.name, "generated"), echo)
     if only_tasks is None:
         gone = Task.objects.exclude(id__in=seen).exclude(status=Task.Status.RETIRED)
         for task in gone:
@@ -241,6 +328,55 @@ def catalog_load(
     for task_id in failed_everywhere:
         Task.objects.filter(id=task_id, instances__isnull=True).delete()
     return report
+
+
+def catalog_install(*, directory: Path, link: Path, dataset_names: Iterable[str]) -> Task:
+    """Put the task in `directory` into the catalog as `link`, all or nothing.
+
+    Every instance is generated and checked first, touching neither the catalog nor `link`.
+    Then one transaction points the task and its instances at the new archives, and, as its
+    last step, `link` (a symbolic link next to `directory`) is swapped to `directory` by one
+    rename. Raises TaskProblem, and changes nothing, when any of it fails.
+    """
+    staged = read_task_dir(directory, link.parent.parent)
+    source = dataclasses.replace(staged, directory=link)
+    datasets = {d.name: d for d in datasets_ensure()}
+    with tempfile.TemporaryDirectory(prefix="asibench-publish-", dir=scratch_root()) as tmp:
+        built = [instance_build(source=staged, dataset=datasets[name], scratch=Path(tmp) / name)
+                 for name in dataset_names]
+        refused = seeds_reveal_each_other(built)
+        if refused:
+            raise TaskProblem(refused)
+        previous = link.resolve() if link.is_symlink() else None
+        swapped = False
+        try:
+            with transaction.atomic():
+                task = _task_upsert(source)
+                for item in built:
+                    instance_store(built=item, source=source, task=task)
+                _swap_link(link, directory)
+                swapped = True
+        except BaseException:
+            if swapped:  # the commit failed after the swap: point the link back
+                if previous is not None:
+                    _swap_link(link, previous)
+                else:
+                    link.unlink()
+            raise
+    if previous is not None and previous != directory.resolve():
+        shutil.rmtree(previous, ignore_errors=True)
+    return task
+
+
+def _swap_link(link: Path, directory: Path) -> None:
+    """Make `link` point at `directory` (a sibling) with one atomic rename."""
+    if link.exists() and not link.is_symlink():
+        # A directory published before links were used: move it aside once.
+        link.rename(link.with_name(f".{link.name}.legacy-{os.getpid()}"))
+    temporary = link.with_name(f".{link.name}.swap-{os.getpid()}")
+    temporary.unlink(missing_ok=True)
+    temporary.symlink_to(directory.name)
+    os.replace(temporary, link)
 
 
 def reference_extract(instance: Instance, dest: Path) -> Path:

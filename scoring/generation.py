@@ -19,6 +19,7 @@ from cli_client.formats import digests
 from scoring.engine import anonymised_task_id, declared_outputs, load_task, public_task_eval, static_validate
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.sandbox import Limits, SandboxBackend
+from scoring.sandbox.outputs import UnsafeOutput, collect_outputs
 
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
 REQUIRED_FILES = (
@@ -59,7 +60,6 @@ class TaskSource:
     declared_outputs: list[dict[str, str]]
     source_hash: str
     generator_hash: str
-    generation_timeout: int
     task: dict[str, Any]  # the merged definition (private)
 
 
@@ -108,7 +108,6 @@ def read_task_dir(directory: Path, tasks_root: Path | None = None) -> TaskSource
         level: (directory / prompts_map.get(level, f"prompt_{level}.md")).read_text(encoding="utf-8")
         for level in PROMPT_LEVELS
     }
-    generation = task.get("generation") or {}
     hashes = tree_hashes(directory)
     return TaskSource(
         directory=directory,
@@ -123,7 +122,6 @@ def read_task_dir(directory: Path, tasks_root: Path | None = None) -> TaskSource
         declared_outputs=declared_outputs(task),
         source_hash=_hash_of_hashes(hashes),
         generator_hash=hashes["generate_gt.py"],
-        generation_timeout=int(generation.get("timeout_seconds") or 300),
         task=task,
     )
 
@@ -137,19 +135,17 @@ def discover_task_dirs(tasks_root: Path) -> list[Path]:
 
 
 def run_generator(
-    source: TaskSource, params: dict[str, Any], scratch: Path, backend: SandboxBackend
+    source: TaskSource, params: dict[str, Any], scratch: Path, backend: SandboxBackend, limits: Limits
 ) -> Path:
-    """Run generate_gt.py in the sandbox; return the generated instance directory."""
-    out_dir = scratch / "instance"
+    """Run generate_gt.py in the sandbox; return a host-made copy of the instance it generated.
+
+    `limits` come from the server (never from the task's own YAML). The generator writes
+    below `scratch/sandbox`; only its regular files are copied, link-safely, into the fresh
+    `scratch/instance`, which is what the caller reads and adds host-authored files to.
+    """
+    workdir = scratch / "sandbox"
+    out_dir = workdir / "instance"
     out_dir.mkdir(parents=True)
-    limits = Limits(
-        wall_clock_seconds=source.generation_timeout,
-        cpu_seconds=source.generation_timeout,
-        memory_bytes=4 << 30,
-        max_processes=64,
-        max_file_bytes=512 << 20,
-        network=False,
-    )
     argv = [
         *backend.python_command(),
         str(source.directory / "generate_gt.py"),
@@ -158,17 +154,22 @@ def run_generator(
         "--params",
         json.dumps(params, sort_keys=True),
     ]
-    result = backend.run(argv, scratch, [source.directory, *backend.runtime_mounts()], limits)
+    result = backend.run(argv, workdir, [source.directory, *backend.runtime_mounts()], limits)
     if result.timed_out:
-        raise GenerationFailed(f"generator timed out after {source.generation_timeout} s")
-    if result.returncode != 0:
+        raise GenerationFailed(f"generator timed out after {limits.wall_clock_seconds:g} s")
+    if result.returncode != 0 or result.limit:
         tail = result.stderr_text.strip().splitlines()[-3:]
         reason = result.reason or "; ".join(tail) or f"exit status {result.returncode}"
         raise GenerationFailed(f"generator failed: {reason}")
+    instance_dir = scratch / "instance"
+    try:
+        files = collect_outputs(out_dir, instance_dir)
+    except UnsafeOutput as exc:
+        raise GenerationFailed(f"generator output refused: {exc}") from None
     for required in ("data", "reference"):
-        if not (out_dir / required).is_dir() or not any((out_dir / required).rglob("*")):
+        if not any(name.startswith(f"{required}/") and not name.endswith("/") for name in files):
             raise GenerationFailed(f"generator wrote no {required}/ files")
-    return out_dir
+    return instance_dir
 
 
 def read_params_used(instance_dir: Path, fallback: dict[str, Any]) -> dict[str, Any]:

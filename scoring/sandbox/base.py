@@ -59,12 +59,16 @@ class Limits:
     env: dict[str, str] = field(default_factory=dict)
     max_output_bytes: int = 1 << 20
     """Per stream; beyond it the middle is dropped and the head and tail are kept."""
+    max_scratch_bytes: int | None = None
+    """Disk the command may fill in its workdir (all files together); None: only max_file_bytes."""
 
     def __post_init__(self) -> None:
         for name in ("wall_clock_seconds", "cpu_seconds", "memory_bytes", "max_processes",
                      "max_file_bytes", "max_output_bytes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} must be positive")
+        if self.max_scratch_bytes is not None and self.max_scratch_bytes <= 0:
+            raise ValueError("Limits.max_scratch_bytes must be positive")
 
     def replace(self, **changes: object) -> Limits:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
@@ -82,13 +86,14 @@ class SandboxResult:
     reason: str | None = None
     """Readable explanation when a limit stopped the command, else None."""
     limit: str | None = None
-    """Which limit: wall_clock, cpu, memory, processes, file_size; else None."""
+    """Which limit: wall_clock, cpu, memory, processes, file_size, scratch_disk; else None."""
     stdout_truncated: bool = False
     stderr_truncated: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        """Finished by itself with status 0 and within every limit."""
+        return self.returncode == 0 and not self.timed_out and self.limit is None
 
     @property
     def stdout_text(self) -> str:

@@ -17,6 +17,13 @@ Effective isolation (each point is exercised by tests/scoring/sandbox):
   maps to the caller's uid, and the process cap counts the caller's other processes too.
 - RLIMIT_CPU (SIGXCPU, SIGKILL one second later), RLIMIT_AS, RLIMIT_NPROC, RLIMIT_FSIZE and
   RLIMIT_CORE=0 are set in the preexec hook and inherited by bwrap and all below it.
+- Whole-run limits without cgroup v2 (this code does not use cgroups): RLIMIT_NPROC on the
+  run's own uid caps the process count of the whole run; a poll every 0.2 s sums the
+  resident memory of the run's process tree plus its /tmp and /dev/shm tmpfs against
+  `memory_bytes`, and the workdir's bytes against `max_scratch_bytes`, and kills the run
+  when either is exceeded (see `_whole_run_watch`).
+- Whatever the command leaves in `workdir` is hostile: host code reads it only through
+  `scoring.sandbox.outputs` (no link following, no special files).
 - Read-only mounts must be world-readable (o+r, o+x on directories): they are read as an
   unprivileged uid. Their parents need not be (see `_child_setup`).
 
@@ -54,7 +61,7 @@ from .base import (
     classify,
     normalize_mounts,
 )
-from .process import drive, rlimit_preexec
+from .process import Watch, drive, rlimit_preexec
 
 INSIDE_ID = 65534
 DEFAULT_UID_BASE = 1_900_000_000
@@ -128,6 +135,7 @@ class BwrapBackend(SandboxBackend):
             args[1:1] = ["--block-fd", str(block_r)]
             stage_binds = [(str(src), stage) for (src, _), stage in
                            zip(binds, sources, strict=True)] if slot else []
+            started: list[int] = []  # bwrap's pid, the root of every process of the run
             with _owned_by(workdir, host_uid) if slot else nullcontext():
                 done = drive(
                     args,
@@ -138,6 +146,8 @@ class BwrapBackend(SandboxBackend):
                     pass_fds=fds.passed,
                     preexec_fn=_child_setup(_rlimits(limits, nproc), stage_binds,
                                             slot.uid if slot else None),
+                    on_started=started.append,
+                    watch=_whole_run_watch(started if slot else None, workdir, limits),
                 )
                 if slot:
                     _kill_uid(slot.uid)
@@ -153,7 +163,7 @@ class BwrapBackend(SandboxBackend):
         if setup_failed and not done.timed_out:
             raise SandboxError(f"bwrap could not set up the sandbox: {stderr[-2000:]!r}")
         returncode = _decode_exit(done.returncode)
-        limit, reason = classify(returncode, stderr, done.timed_out, limits)
+        limit, reason = done.stopped or classify(returncode, stderr, done.timed_out, limits)
         return SandboxResult(
             returncode=returncode,
             stdout=done.stdout.getvalue(),
@@ -326,6 +336,82 @@ def _child_setup(
             os.setresuid(uid, uid, uid)
 
     return setup
+
+
+def _whole_run_watch(root_pid: list[int] | None, workdir: Path, limits: Limits) -> Watch | None:
+    """Limits that hold for the whole run, not per process (this machine has no cgroup v2).
+
+    RLIMIT_AS bounds each process, RLIMIT_NPROC on the run's own uid bounds the process
+    count; this poll bounds what the run holds *together*: the resident memory of every
+    process descending from bwrap (`root_pid[0]`, set once it started; orphans reparent to
+    the PID namespace's init, so none escapes the tree) plus what its /tmp and /dev/shm tmpfs
+    hold, and the bytes in the workdir. Between two polls a run can overshoot by what it
+    allocates or writes in one poll interval (0.2 s), each process still within RLIMIT_AS
+    and RLIMIT_FSIZE. `root_pid` None: the workdir cap only (the CLI's unprivileged mode).
+    """
+    if root_pid is None and limits.max_scratch_bytes is None:
+        return None
+    host_devs = {os.stat(p).st_dev for p in ("/tmp", "/dev/shm") if os.path.exists(p)}
+    page = os.sysconf("SC_PAGE_SIZE")
+
+    def check() -> tuple[str, str] | None:
+        if root_pid:
+            pids = _process_tree(root_pid[0])
+            used, tmpfs_devs = 0, set[int]()
+            for pid in pids:
+                with suppress(OSError, ValueError, IndexError):
+                    with open(f"/proc/{pid}/statm", "rb") as f:
+                        used += int(f.read().split()[1]) * page
+                # Every process inside shares one mount namespace: two tmpfs found, all found.
+                for inside in ("tmp", "dev/shm") if len(tmpfs_devs) < 2 else ():
+                    with suppress(OSError):
+                        path = f"/proc/{pid}/root/{inside}"
+                        dev = os.stat(path).st_dev
+                        if dev not in host_devs and dev not in tmpfs_devs:
+                            tmpfs_devs.add(dev)
+                            vfs = os.statvfs(path)
+                            used += (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
+            if used > limits.memory_bytes:
+                return "memory", (f"killed: memory limit of {limits.memory_bytes} bytes for the whole run "
+                                  f"exceeded ({used} bytes in {len(pids)} processes and tmpfs)")
+        if limits.max_scratch_bytes is not None:
+            used = _disk_usage(workdir)
+            if used > limits.max_scratch_bytes:
+                return "scratch_disk", (f"killed: scratch disk limit of {limits.max_scratch_bytes} bytes "
+                                        f"exceeded ({used} bytes written)")
+        return None
+
+    return check
+
+
+def _process_tree(root: int) -> list[int]:
+    """`root` and all its descendants (from /proc/<pid>/task/<tid>/children)."""
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        with suppress(OSError, ValueError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                    stack.extend(int(child) for child in f.read().split())
+    return out
+
+
+def _disk_usage(root: Path) -> int:
+    """Bytes below root, without following links (the tree is the sandbox's). Every entry
+    counts as at least one 4 KiB block, so a flood of empty files hits the cap too (and the
+    walk stays bounded); a sparse file counts at its apparent size, which is what a reader copies."""
+    total, stack = 0, [str(root)]
+    while stack:
+        with suppress(OSError), os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                with suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
+                    size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+                    total += max(size, st.st_blocks * 512, 4096)
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append(entry.path)
+    return total
 
 
 def _rlimits(limits: Limits, nproc: int) -> dict[int, tuple[int, int]]:

@@ -26,6 +26,12 @@ class Completed:
     stderr: CappedBuffer
     timed_out: bool
     duration_seconds: float
+    stopped: tuple[str, str] | None = None
+    """(limit, reason) when `watch` stopped the command."""
+
+
+Watch = Callable[[], "tuple[str, str] | None"]
+"""Polled while the command runs; returns (limit, reason) to stop it, else None."""
 
 
 def _kill_group(pgid: int) -> None:
@@ -47,10 +53,12 @@ def drive(
     user: int | None = None,
     group: int | None = None,
     on_started: Callable[[int], None] | None = None,
+    watch: Watch | None = None,
+    watch_interval: float = 0.2,
 ) -> Completed:
-    """Start `argv` as the leader of a new session, wait at most `timeout` seconds, then
-    SIGKILL its whole process group — also after a normal exit, so nothing it left
-    running in the background outlives the call."""
+    """Start `argv` as the leader of a new session, wait at most `timeout` seconds (or until
+    `watch` reports a breached limit), then SIGKILL its whole process group — also after a
+    normal exit, so nothing it left running in the background outlives the call."""
     started = time.monotonic()
     proc = subprocess.Popen(
         argv,
@@ -75,18 +83,29 @@ def drive(
         on_started(proc.pid)
 
     timed_out = exited = False
+    stopped: tuple[str, str] | None = None
+    next_watch = started + watch_interval
     pidfd = os.pidfd_open(proc.pid)
     try:
         # One select loop instead of reader threads: a blocked read cannot be interrupted
         # portably, and a stray process may keep a pipe open forever.
         while not exited:
-            remaining = timeout - (time.monotonic() - started)
+            now = time.monotonic()
+            remaining = timeout - (now - started)
             if remaining <= 0:
                 timed_out = True
                 break
-            ready = select.select([pidfd, *sinks], [], [], remaining)[0]
+            if watch is not None and now >= next_watch:
+                stopped = watch()
+                if stopped is not None:
+                    break
+                next_watch = time.monotonic() + watch_interval
+            wait = remaining if watch is None else max(0.0, min(remaining, next_watch - time.monotonic()))
+            ready = select.select([pidfd, *sinks], [], [], wait)[0]
             _read_ready(ready, sinks)
             exited = pidfd in ready
+        if watch is not None and stopped is None and not timed_out:
+            stopped = watch()  # a limit breached after the last poll (e.g. a quick big write)
         # A pidfd becomes readable when the process exits but before it is reaped, so the
         # group id cannot be recycled between this kill and wait4.
         _kill_group(proc.pid)
@@ -101,7 +120,7 @@ def drive(
         _read_ready(select.select(list(sinks), [], [], remaining)[0], sinks)
     proc.stdout.close()
     proc.stderr.close()
-    return Completed(proc.returncode, out, err, timed_out, duration)
+    return Completed(proc.returncode, out, err, timed_out, duration, stopped)
 
 
 def _read_ready(ready: list[int], sinks: dict[int, CappedBuffer]) -> None:

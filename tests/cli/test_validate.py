@@ -11,7 +11,8 @@ from tests.cli.agent_runs import cli
 from tests.support import REPO, cli_env
 
 pytestmark = pytest.mark.slow
-CHECKS = ["static", "required_files", "task_id", "generator_contract", "determinism", "seeds", "gt_selfcheck"]
+CHECKS = ["static", "required_files", "task_id", "generator_contract", "determinism", "seeds", "official_seeds",
+          "gt_selfcheck"]
 
 
 def scaffold(tmp_path: Path, name: str = "demo_task") -> Path:

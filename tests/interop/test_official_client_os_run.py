@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from django.test import Client
-from scoring.services import datasets_ensure
 
 from portal.submissions.models import Submission
+from scoring.catalog import datasets_ensure
 from scoring.sandbox.docker_backend import DockerBackend
 from tests.support import OUR_CLI, REFERENCE_AGENT, REPO, bundle_of, cli_env, issue_token, run_cli, strip_ansi
 

@@ -13,7 +13,7 @@ from cli_client.formats.bundle_verify import BundleLimits, BundleRejected, verif
 
 from cli_client.formats import inflate
 from cli_client.formats.bundle import build_bundle, write_archive
-from tests.cli.test_submit_bundle import make_results, write_result
+from tests.results_tree import make_results, write_result
 
 IID = "math.roots_demo__seed42"
 KNOWN = {IID, "math.other__seed42"}

@@ -1,11 +1,12 @@
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
 from tests.proposals.proposal_support import copy_task, scaffold_template
-from tests.support import cli_env
+from tests.support import cli_env, start_celery_worker, stop_celery_worker
 
 
 @pytest.fixture(scope="session")
@@ -30,3 +31,16 @@ def clean_proposal_storage() -> None:
     # Rolled-back test transactions do not remove files; start from an empty blob store.
     shutil.rmtree(Path(settings.MEDIA_ROOT) / "proposals", ignore_errors=True)
 
+
+@pytest.fixture
+def proposal_worker(_isolated_publishing: None, django_db_setup: None, tmp_path: Path) -> Iterator[object]:
+    """A real Celery worker that publishes into this test's catalog dir and writes the mail it sends
+    under tmp_path/worker-mail (use with a transactional db)."""
+    env = {"ASIBENCH_PUBLISHED_TASKS_DIR": str(settings.PUBLISHED_TASKS_DIR),
+           "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+           "EMAIL_FILE_PATH": str(tmp_path / "worker-mail")}
+    proc = start_celery_worker("proposals", extra_env=env)
+    try:
+        yield proc
+    finally:
+        stop_celery_worker(proc)

@@ -85,3 +85,16 @@ def stored_blobs() -> list[Path]:
 
     root = Path(settings.MEDIA_ROOT) / "proposals"
     return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+def finished_job(job, timeout: float = 600.0):  # noqa: ANN001, ANN201
+    """Wait until a Celery worker has finished the ProposalJob; returns it refreshed."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if not job.is_active:
+            return job
+        time.sleep(0.5)
+    raise AssertionError(f"job {job.pk} still {job.status} after {timeout:g} s")

@@ -2,6 +2,7 @@
 
 import hashlib
 import io
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -9,12 +10,13 @@ from django.test import Client
 
 from proposals import services
 from proposals.files import IncomingFile
-from proposals.models import Proposal
+from proposals.models import Proposal, ProposalJob
 from scoring.models import Instance, Task
-from tests.proposals.proposal_support import task_files
+from tests.proposals.proposal_support import finished_job, task_files
+from tests.support import start_celery_worker, stop_celery_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),
-              pytest.mark.usefixtures("clean_proposal_storage")]
+              pytest.mark.usefixtures("clean_proposal_storage", "proposal_worker")]
 
 
 def incoming(files: dict[str, bytes]) -> list[IncomingFile]:
@@ -46,7 +48,7 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
     proposal = services.proposal_cli_open(owner=submitter.user, task_id="physics.toy_spectrum", name="Toy",
                                           domain="physics", subdomain=None).proposal
     sync(submitter.user, proposal, files)
-    services.proposal_submit(user=submitter.user, proposal_id=proposal.id)
+    assert finished_job(services.proposal_submit(user=submitter.user, proposal_id=proposal.id)).status == "passed"
 
     reviewer, author = login(maintainer), login(submitter)
     queue = reviewer.get("/submit/proposals/review")
@@ -73,7 +75,9 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
     files["prompt_b4.md"] += b"\nSymmetric matrices also describe moments of inertia.\n"
     sync(submitter.user, proposal, files)
     response = author.post(f"/submit/proposals/{proposal.id}/submit", follow=True)
-    assert "Revision 2 is frozen" in messages_of(response)
+    assert "Validation started" in messages_of(response)
+    assert finished_job(ProposalJob.objects.filter(proposal=proposal).first()).outcome == "2"
+    assert "revision 2 is frozen" in author.get(f"/submit/proposals/{proposal.id}").content.decode()
     page = reviewer.get(f"/submit/proposals/{proposal.id}/review").content.decode()
     assert "Changes since revision 1" in page and "moments of inertia" in page and "prompt_b4.md" in page
 
@@ -89,8 +93,11 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
     assert Proposal.objects.get(pk=proposal.pk).status == "accepted" and len(mailoutbox) == 2
 
     response = reviewer.post(f"/submit/proposals/{proposal.id}/review/publish",
-                             {"datasets": ["seed42", "seed31415"], "status": "final"})
-    assert response.status_code == 302 and response["Location"] == "/tasks/physics.toy_spectrum/"
+                             {"datasets": ["seed42", "seed31415"], "status": "final"}, follow=True)
+    assert "Publishing started" in messages_of(response)
+    job = finished_job(ProposalJob.objects.get(proposal=proposal, kind="publish"))
+    assert (job.status, job.outcome) == ("passed", "0.2"), job.problems
+    assert "Published as version 0.2" in reviewer.get(f"/submit/proposals/{proposal.id}/review").content.decode()
     task = Task.objects.get(id="physics.toy_spectrum")
     assert (task.version, task.status) == ("0.2", "final")
     assert set(Instance.objects.filter(task=task).values_list("dataset_id", flat=True)) == {"seed42", "seed31415"}
@@ -98,7 +105,9 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
     assert not (published / "task_submission.yaml").exists()
     assert 'version: "0.2"' in (published / "task_meta.yaml").read_text()
     assert "moments of inertia" in (published / "prompt_b4.md").read_text()  # the accepted revision
-    assert Proposal.objects.get(pk=proposal.pk).status == "published" and len(mailoutbox) == 3
+    assert Proposal.objects.get(pk=proposal.pk).status == "published" and len(mailoutbox) == 2
+    worker_mail = "".join(p.read_text() for p in (tmp_path / "worker-mail").iterdir())  # sent by the worker
+    assert "Published: physics.toy_spectrum v0.2" in worker_mail and submitter.email in worker_mail
 
     visitor = Client()
     assert b"physics.toy_spectrum" in visitor.get("/tasks/").content
@@ -114,3 +123,96 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
     history = author.get(f"/submit/proposals/{proposal.id}").content.decode()
     for text in ("Changes requested", "Make B4 more distracting.", "Accepted", "Published as version 0.2"):
         assert text in history
+
+
+def accepted_proposal(author, maintainer, files: dict[str, bytes]) -> Proposal:
+    proposal = services.proposal_cli_open(owner=author.user, task_id="physics.toy_spectrum", name="Toy",
+                                          domain="physics", subdomain=None).proposal
+    sync(author.user, proposal, files)
+    job = finished_job(services.proposal_submit(user=author.user, proposal_id=proposal.id))
+    assert job.status == "passed", job.problems
+    services.proposal_decide(maintainer=maintainer.user, proposal_id=proposal.id, revision_number=int(job.outcome),
+                             decision="accept", reason="Fine.")
+    return proposal
+
+
+def catalog_state(published: Path) -> tuple:
+    task = Task.objects.filter(id="physics.toy_spectrum").first()
+    instances = sorted(Instance.objects.filter(task_id="physics.toy_spectrum").values_list(
+        "instance_id", "input_archive", "reference_archive", "input_sha256"))
+    link = published / "physics" / "toy_spectrum"
+    on_disk = (link.resolve(), (link / "prompt_b4.md").read_bytes()) if link.exists() else None
+    return (task.version if task else None, task.source_hash if task else None, instances, on_disk)
+
+
+def test_a_crash_mid_publish_leaves_the_catalog_as_it_was(submitter, maintainer, task_dir, settings, proposal_worker,
+                                                          monkeypatch):
+    files = task_files(task_dir)
+    first = accepted_proposal(submitter, maintainer, files)
+    job = finished_job(services.proposal_publish(maintainer=maintainer.user, proposal_id=first.id,
+                                                 dataset_names=["seed42", "seed31415"]))
+    assert (job.status, job.outcome) == ("passed", "0.2"), job.problems
+    published = Path(settings.PUBLISHED_TASKS_DIR)
+    before = catalog_state(published)
+    assert before[0] == "0.2" and len(before[2]) == 2
+
+    # A second version of the task, accepted; the worker that would publish it dies mid-publish:
+    # after every new instance is stored, just before the task directory swaps in.
+    files["prompt_b4.md"] += b"\nVersion three of the distraction.\n"
+    second = accepted_proposal(submitter, maintainer, files)
+    stop_celery_worker(proposal_worker)
+    job = services.proposal_publish(maintainer=maintainer.user, proposal_id=second.id,
+                                    dataset_names=["seed42", "seed31415"])
+    import scoring.catalog
+
+    def worker_dies(link: Path, directory: Path) -> None:
+        raise SystemExit("worker killed")
+
+    monkeypatch.setattr(scoring.catalog, "_swap_link", worker_dies)
+    with pytest.raises(SystemExit):
+        services.proposal_publish_run(job_id=job.pk)
+    assert catalog_state(published) == before
+    assert not [p for p in (published / "physics").iterdir() if p.name.startswith(".toy_spectrum.v0.3")]
+    assert Proposal.objects.get(pk=second.pk).status == "accepted"
+    assert b"Version three" not in Client().get("/tasks/physics.toy_spectrum/").content
+
+    # The job was left running; once abandoned, a redelivery claims it again and publishes.
+    monkeypatch.undo()
+    ProposalJob.objects.filter(pk=job.pk).update(started_at=job.created_at - timedelta(days=1))
+    services.proposal_publish_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.outcome) == ("passed", "0.3"), job.problems
+    after = catalog_state(published)
+    assert after[0] == "0.3" and after[3][0] != before[3][0] and b"Version three" in after[3][1]
+    assert not before[3][0].exists()  # the previous version's directory is gone once replaced
+    assert Proposal.objects.get(pk=second.pk).status == "published"
+
+
+def test_a_failed_publish_shows_its_reason_and_changes_nothing(submitter, maintainer, task_dir, settings,
+                                                              proposal_worker):
+    files = task_files(task_dir)
+    files["generate_gt.py"] = files["generate_gt.py"].replace(
+        b'    np.save(output_dir / "data" / "matrix.npy", matrix)\n',
+        b'    np.save(output_dir / "data" / "matrix.npy", matrix)\n'
+        b'    (output_dir / "data" / "padding.bin").write_bytes(bytes(40 << 20))\n')
+    proposal = accepted_proposal(submitter, maintainer, files)
+    stop_celery_worker(proposal_worker)
+    # This worker's server allows 16 MiB of scratch disk per generator run; the generator writes 40.
+    worker = start_celery_worker("small-scratch", extra_env={
+        "ASIBENCH_PUBLISHED_TASKS_DIR": str(settings.PUBLISHED_TASKS_DIR), "ASIBENCH_SANDBOX_SCRATCH_MB": "16"})
+    reviewer = login(maintainer)
+    try:
+        response = reviewer.post(f"/submit/proposals/{proposal.id}/review/publish",
+                                 {"datasets": ["seed42", "seed31415"], "status": "final"}, follow=True)
+        assert "Publishing started" in messages_of(response)
+        job = finished_job(ProposalJob.objects.get(proposal=proposal, kind="publish"))
+    finally:
+        stop_celery_worker(worker)
+    assert job.status == "failed"
+    assert "scratch disk limit of 16777216 bytes" in " ".join(job.problems), job.problems
+    page = reviewer.get(f"/submit/proposals/{proposal.id}/review").content.decode()
+    assert "Publishing failed; the catalog is unchanged" in page and "scratch disk limit" in page
+    assert 'data-testid="publish-button"' in page  # accepted still: the maintainer may try again
+    assert Proposal.objects.get(pk=proposal.pk).status == "accepted"
+    assert not Task.objects.filter(id="physics.toy_spectrum").exists() and not Instance.objects.exists()
+    assert not (Path(settings.PUBLISHED_TASKS_DIR) / "physics" / "toy_spectrum").exists()

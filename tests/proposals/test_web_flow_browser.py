@@ -2,11 +2,12 @@
 
 import pytest
 
-from proposals.models import Proposal, Revision
+from proposals.models import Proposal, ProposalJob, Revision
+from tests.proposals.proposal_support import finished_job
 from tests.support import browser_login, screenshot
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),
-              pytest.mark.usefixtures("clean_proposal_storage")]
+              pytest.mark.usefixtures("clean_proposal_storage", "proposal_worker")]
 
 
 def save(page) -> None:
@@ -70,8 +71,14 @@ def test_a_task_written_in_the_browser_is_submitted_as_a_frozen_revision(portal_
         assert row.path in files and row.sha256 in files
     screenshot(page, "proposal-draft-page")
     page.click("[data-testid=submit-proposal]")
-    page.wait_for_selector("[data-testid=latest-revision]", timeout=120_000)
-    assert "Revision 1 is frozen and submitted for review" in page.inner_text(".messages")
+    page.wait_for_load_state()
+    assert "Validation started in the sandbox" in page.inner_text(".messages")
+    assert page.get_attribute("[data-testid=validate-status]", "data-status") in {"queued", "running", "passed"}
+    finished_job(ProposalJob.objects.get(proposal=proposal), timeout=300)
+    page.reload()
+    assert page.get_attribute("[data-testid=validate-status]", "data-status") == "passed"
+    assert "revision 1 is frozen and submitted for review" in page.inner_text("[data-testid=validate-status]")
+    assert page.inner_text("[data-testid=latest-revision]") == "1"
     assert page.inner_text("[data-testid=proposal-status]") == "submitted"
     screenshot(page, "proposal-submitted")
     revision = Revision.objects.get(proposal=proposal)

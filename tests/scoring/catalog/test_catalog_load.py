@@ -105,12 +105,11 @@ def test_archives_are_byte_identical_across_regeneration(db, tmp_path):
             d, "    import socket; socket.create_connection(('127.0.0.1', 6379), timeout=3)\n"), "generator failed"),
     ],
 )
-def test_a_bad_task_is_reported_by_name_and_the_others_still_load(db, tmp_path, name, edit, reason):
+def test_a_bad_task_is_reported_by_name_and_the_others_still_load(db, tmp_path, settings, name, edit, reason):
     root = make_root(tmp_path)
-    target = add_variant(root, name, edit)
+    add_variant(root, name, edit)
     if name == "sleeps":
-        eval_path = target / "task_eval.yaml"
-        eval_path.write_text(eval_path.read_text().replace("timeout_seconds: 20", "timeout_seconds: 2"))
+        settings.GENERATION_TIMEOUT_SECONDS = 2  # the server's cap, not the task's YAML
     report = catalog_load(tasks_root=root)
     failed = [line for line in report.failures]
     assert failed, report.lines
@@ -128,3 +127,15 @@ def test_a_task_removed_from_disk_is_retired(db, tmp_path):
     report = catalog_load(tasks_root=root)
     assert outcomes(report) == {("demo.tiny_sum", ""): "retired"}
     assert Task.objects.get().status == "retired"
+
+
+def test_a_task_whose_references_ignore_the_seed_is_refused(db, tmp_path):
+    root = make_root(tmp_path)
+    add_variant(root, "fixed", lambda d: patch_generator(d, "    p['seed'], p['n'] = 1, 5\n"))
+    report = catalog_load(tasks_root=root)
+    failed = [line for line in report.failures if line.task == "demo.fixed"]
+    assert {line.dataset for line in failed} == {"seed42", "seed31415"}, report.lines
+    assert all("references are byte-identical" in line.detail for line in failed)
+    assert not Instance.objects.filter(task_id="demo.fixed").exists()
+    assert not Task.objects.filter(id="demo.fixed").exists()
+    assert Instance.objects.filter(task_id="demo.tiny_sum").count() == 2

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from scoring.models import InstanceScore, ScoringRun
-from tests.conftest import start_celery_worker, stop_celery_worker
 from tests.scoring.pipeline.test_scoring_pipeline import confirmed_run, wait_until_scored
+from tests.support import start_celery_worker, stop_celery_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
