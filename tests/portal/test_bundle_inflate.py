@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_client.formats.bundle_verify import BundleLimits, BundleRejected, verify_bundle_stream
 
 from cli_client.formats import inflate
 from cli_client.formats.bundle import build_bundle, write_archive
+from portal.submissions.bundle_verify import BundleLimits, BundleRejected, verify_bundle_stream
 from tests.results_tree import make_results, write_result
 
 IID = "math.roots_demo__seed42"
