@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import requests
 
@@ -220,3 +220,23 @@ def bundle_of(results: Path, archive: Path) -> Path:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "NOT SUBMITTED" in done.stdout
     return archive
+
+
+def confirmed_run(persona: Persona, results: Path, tmp_path: Path) -> Any:
+    """Upload `results` as `persona` through the intake service and confirm it: the run is queued."""
+    from portal.submissions import services as submissions
+
+    bundles = tmp_path / "bundles"
+    bundles.mkdir(parents=True, exist_ok=True)
+    archive = bundle_of(results, bundles / f"{results.name}.tar.gz")
+    with archive.open("rb") as stream:
+        intake = submissions.submission_intake(user=persona.user, stream=stream, content_length=None,
+                                               filename=archive.name)
+    return submissions.submission_confirm(user=persona.user, submission_id=str(intake.submission.id))
+
+
+def wait_until_scored(run: Any, timeout: float = 300) -> Any:
+    from portal.submissions.models import Submission
+
+    wait_for(lambda: Submission.objects.get(id=run.id).status in ("scored", "failed"), timeout, "scoring")
+    return Submission.objects.get(id=run.id)

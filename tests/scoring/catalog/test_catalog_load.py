@@ -1,38 +1,14 @@
 """Loading task directories into the catalog: generation in the sandbox, bad tasks reported by name."""
 
 import shutil
-from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
 
 from scoring.catalog import catalog_load
 from scoring.models import Dataset, Instance, Task
+from tests.scoring.catalog.catalog_support import add_variant, make_root, patch_generator
 from tests.support import read_archive_members
-
-FIXTURE = Path(__file__).parent / "tiny_task"
-
-
-def make_root(tmp_path: Path, **variants: Path) -> Path:
-    root = tmp_path / "tasks"
-    shutil.copytree(FIXTURE, root / "demo" / "tiny_sum", ignore=shutil.ignore_patterns("__pycache__"))
-    return root
-
-
-def add_variant(root: Path, name: str, edit) -> Path:
-    target = root / "demo" / name
-    shutil.copytree(FIXTURE, target, ignore=shutil.ignore_patterns("__pycache__"))
-    for file in ("task_meta.yaml", "task_eval.yaml"):
-        path = target / file
-        path.write_text(path.read_text().replace("demo.tiny_sum", f"demo.{name}"))
-    edit(target)
-    return target
-
-
-def patch_generator(target: Path, code: str) -> None:
-    path = target / "generate_gt.py"
-    path.write_text(path.read_text().replace("    p = {**DEFAULT_PARAMS, **params}\n",
-                                             "    p = {**DEFAULT_PARAMS, **params}\n" + code))
 
 
 def outcomes(report) -> dict[tuple[str, str], str]:

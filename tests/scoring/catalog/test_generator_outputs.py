@@ -11,7 +11,7 @@ from django.core.files.storage import default_storage
 
 from scoring.catalog import catalog_load
 from scoring.models import Instance, Task
-from tests.scoring.catalog.test_catalog_load import add_variant, make_root, patch_generator
+from tests.scoring.catalog.catalog_support import add_variant, make_root, patch_generator
 from tests.support import read_archive_members
 
 pytestmark = pytest.mark.django_db

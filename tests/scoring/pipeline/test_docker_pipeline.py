@@ -6,8 +6,7 @@ import os
 import pytest
 
 from scoring.models import InstanceScore, ScoringRun
-from tests.scoring.pipeline.test_scoring_pipeline import confirmed_run, wait_until_scored
-from tests.support import start_celery_worker, stop_celery_worker
+from tests.support import confirmed_run, start_celery_worker, stop_celery_worker, wait_until_scored
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

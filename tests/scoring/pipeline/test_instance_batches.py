@@ -8,7 +8,7 @@ import pytest
 from scoring import pipeline
 from scoring.models import InstanceScore
 from scoring.sandbox import Limits, SandboxBackend, SandboxResult, get_backend
-from tests.scoring.pipeline.test_scoring_pipeline import confirmed_run
+from tests.support import confirmed_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -12,7 +12,15 @@ from portal.submissions import services as submissions
 from portal.submissions.models import Submission
 from scoring.models import InstanceScore, ScoringRun
 from scoring.tasks import score_submission
-from tests.support import SUBMIT_TASKS, bundle_of, start_celery_worker, stop_celery_worker, wait_for
+from tests.support import (
+    SUBMIT_TASKS,
+    bundle_of,
+    confirmed_run,
+    start_celery_worker,
+    stop_celery_worker,
+    wait_for,
+    wait_until_scored,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 FAST_REDELIVERY = {"CELERY_VISIBILITY_TIMEOUT": "8"}
@@ -23,16 +31,6 @@ def _empty_queue():
     app.control.purge()
     yield
     app.control.purge()
-
-
-def confirmed_run(persona, results: Path, tmp_path: Path) -> Submission:
-    bundles = tmp_path / "bundles"
-    bundles.mkdir(parents=True, exist_ok=True)
-    archive = bundle_of(results, bundles / f"{results.name}.tar.gz")
-    with archive.open("rb") as stream:
-        intake = submissions.submission_intake(user=persona.user, stream=stream, content_length=None,
-                                               filename=archive.name)
-    return submissions.submission_confirm(user=persona.user, submission_id=str(intake.submission.id))
 
 
 def workers_idle(count: int) -> bool:
@@ -47,11 +45,6 @@ def workers_idle(count: int) -> bool:
         except connection.channel_errors:  # Redis deletes an empty list: no queue means nothing queued
             queued = 0
     return queued == 0 and not any(active.values()) and not any(reserved.values())
-
-
-def wait_until_scored(run: Submission, timeout: float = 300) -> Submission:
-    wait_for(lambda: Submission.objects.get(id=run.id).status in ("scored", "failed"), timeout, "scoring")
-    return Submission.objects.get(id=run.id)
 
 
 def test_a_confirmed_reference_run_is_scored_end_to_end(

@@ -6,10 +6,12 @@ tmpfs, and a poll of the run's total memory and scratch-dir bytes; these tests g
 """
 
 import os
+import sys
 
 import pytest
 
-from .conftest import PY
+PY = sys.executable
+
 
 pytestmark = pytest.mark.slow
 
