@@ -61,7 +61,7 @@ from .base import (
     classify,
     normalize_mounts,
 )
-from .process import Watch, drive, rlimit_preexec
+from .process import Watch, disk_usage, drive, rlimit_preexec
 
 INSIDE_ID = 65534
 DEFAULT_UID_BASE = 1_900_000_000
@@ -375,7 +375,7 @@ def _whole_run_watch(root_pid: list[int] | None, workdir: Path, limits: Limits) 
                 return "memory", (f"killed: memory limit of {limits.memory_bytes} bytes for the whole run "
                                   f"exceeded ({used} bytes in {len(pids)} processes and tmpfs)")
         if limits.max_scratch_bytes is not None:
-            used = _disk_usage(workdir)
+            used = disk_usage(workdir)
             if used > limits.max_scratch_bytes:
                 return "scratch_disk", (f"killed: scratch disk limit of {limits.max_scratch_bytes} bytes "
                                         f"exceeded ({used} bytes written)")
@@ -395,23 +395,6 @@ def _process_tree(root: int) -> list[int]:
                 with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
                     stack.extend(int(child) for child in f.read().split())
     return out
-
-
-def _disk_usage(root: Path) -> int:
-    """Bytes below root, without following links (the tree is the sandbox's). Every entry
-    counts as at least one 4 KiB block, so a flood of empty files hits the cap too (and the
-    walk stays bounded); a sparse file counts at its apparent size, which is what a reader copies."""
-    total, stack = 0, [str(root)]
-    while stack:
-        with suppress(OSError), os.scandir(stack.pop()) as entries:
-            for entry in entries:
-                with suppress(OSError):
-                    st = entry.stat(follow_symlinks=False)
-                    size = st.st_size if stat.S_ISREG(st.st_mode) else 0
-                    total += max(size, st.st_blocks * 512, 4096)
-                    if stat.S_ISDIR(st.st_mode):
-                        stack.append(entry.path)
-    return total
 
 
 def _rlimits(limits: Limits, nproc: int) -> dict[int, tuple[int, int]]:

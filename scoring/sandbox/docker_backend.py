@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -37,6 +38,7 @@ from .base import (
     normalize_mounts,
 )
 from .bwrap import _owned_by
+from .process import disk_usage
 
 # Host-side variables that mean nothing inside the image (its code is on its own sys.path).
 _DROPPED_ENV = frozenset({"PYTHONPATH", "PYTHONHOME"})
@@ -136,9 +138,9 @@ class DockerBackend(SandboxBackend):
                              "the docker backend hands the workdir over, which needs root")
         # As root, lend the workdir to the container's uid for the run, as bwrap does.
         with _owned_by(workdir, CONTAINER_UID) if os.geteuid() == 0 else nullcontext():
-            return self._run_container(client, config, limits)
+            return self._run_container(client, config, limits, workdir)
 
-    def _run_container(self, client: Any, config: dict[str, Any], limits: Limits) -> SandboxResult:
+    def _run_container(self, client: Any, config: dict[str, Any], limits: Limits, workdir: Path) -> SandboxResult:
         import requests
 
         started = time.monotonic()
@@ -152,6 +154,7 @@ class DockerBackend(SandboxBackend):
                 container.start()
             except Exception as exc:  # the runtime could not apply the configuration
                 raise SandboxError(f"the container engine could not start the sandbox: {exc}") from exc
+            scratch = _ScratchWatch(container, workdir, limits.max_scratch_bytes)
             try:
                 status = container.wait(timeout=limits.wall_clock_seconds)
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
@@ -162,6 +165,8 @@ class DockerBackend(SandboxBackend):
                 timed_out = True
                 container.kill(signal="SIGKILL")
                 status = container.wait(timeout=30)
+            finally:
+                scratch.stop()
             returncode = int(status.get("StatusCode", -1))
             duration = time.monotonic() - started
             out = _capped_logs(container, limits.max_output_bytes, stdout=True)
@@ -177,9 +182,9 @@ class DockerBackend(SandboxBackend):
             returncode = -(returncode - 128)  # shell convention for a signal death
         # podman on cgroup v1 never sets OOMKilled: a SIGKILL we did not send is the
         # memory cgroup's (the CPU rlimit sends SIGXCPU first, classified as cpu).
-        oom = oom or (returncode == -signal.SIGKILL and not timed_out)
+        oom = oom or (returncode == -signal.SIGKILL and not timed_out and scratch.breach is None)
         stderr = err.getvalue()
-        limit, reason = classify(returncode, stderr, timed_out, limits, oom_killed=oom)
+        limit, reason = scratch.breach or classify(returncode, stderr, timed_out, limits, oom_killed=oom)
         return SandboxResult(
             returncode=returncode, stdout=out.getvalue(), stderr=stderr,
             timed_out=timed_out, duration_seconds=duration, backend=self.name,
@@ -207,6 +212,45 @@ class DockerBackend(SandboxBackend):
                 where = os.environ.get(ENGINE_ENV_VAR) or "the default socket"
                 raise BackendUnavailable(f"Docker daemon unreachable at {where} (set {ENGINE_ENV_VAR}): {exc}") from exc
         return self._client
+
+
+class _ScratchWatch:
+    """The workdir is a host bind mount, outside the container's memory cgroup: poll its bytes
+    and kill the container past `cap`, as bwrap's whole-run watch does (same 0.2 s overshoot)."""
+
+    INTERVAL = 0.2
+
+    def __init__(self, container: Any, workdir: Path, cap: int | None) -> None:
+        self.container, self.workdir, self.cap = container, workdir, cap
+        self.breach: tuple[str, str] | None = None
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True) if cap is not None else None
+        if self._thread is not None:
+            self._thread.start()
+
+    def _over(self) -> bool:
+        assert self.cap is not None
+        used = disk_usage(self.workdir)
+        if used > self.cap and self.breach is None:
+            self.breach = ("scratch_disk", f"killed: scratch disk limit of {self.cap} bytes exceeded "
+                                           f"({used} bytes written)")
+        return self.breach is not None
+
+    def _poll(self) -> None:
+        while not self._halt.wait(self.INTERVAL):
+            if self._over():
+                try:
+                    self.container.kill(signal="SIGKILL")
+                except Exception:  # already gone: the breach still stands
+                    pass
+                return
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._halt.set()
+        self._thread.join()
+        self._over()  # a quick big write after the last poll
 
 
 def _capped_logs(container: Any, cap: int, *, stdout: bool) -> CappedBuffer:

@@ -6,9 +6,11 @@ import os
 import resource
 import select
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Collection
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,3 +156,20 @@ def rlimit_preexec(wanted: dict[int, tuple[int, int]]) -> Callable[[], None]:
             resource.setrlimit(res, pair)
 
     return apply
+
+
+def disk_usage(root: Path) -> int:
+    """Bytes below root, without following links (the tree is the sandbox's). Every entry
+    counts as at least one 4 KiB block, so a flood of empty files hits the cap too (and the
+    walk stays bounded); a sparse file counts at its apparent size, which is what a reader copies."""
+    total, stack = 0, [str(root)]
+    while stack:
+        with suppress(OSError), os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                with suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
+                    size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+                    total += max(size, st.st_blocks * 512, 4096)
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append(entry.path)
+    return total

@@ -194,3 +194,17 @@ def test_an_unreachable_engine_is_reported_as_unavailable(workdir, limits, monke
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     with pytest.raises(BackendUnavailable, match="unreachable at unix:.*no-engine.sock"):
         DockerBackend().run(["true"], workdir, [], limits)
+
+
+def test_filling_the_scratch_dir_past_its_cap_stops_the_container(docker, workdir, limits):
+    # Each file is under the per-file limit (8 MiB); together they pass the 48 MiB scratch cap.
+    capped = limits.replace(max_scratch_bytes=48 << 20, wall_clock_seconds=40)
+    code = ("import time\n"
+            "for i in range(40):\n"
+            "    open(f'f{i}.bin', 'wb').write(b'x' * (4 << 20)); time.sleep(0.05)\n"
+            "print('wrote everything')")
+    result = docker.run(py(code), workdir, [], capped)
+
+    assert result.limit == "scratch_disk", (result.reason, result.stderr_text[-500:])
+    assert "scratch disk limit of 50331648 bytes" in result.reason
+    assert "wrote everything" not in result.stdout_text and not result.ok
