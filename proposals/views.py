@@ -11,7 +11,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from cli_client.formats.digests import sha256_bytes, sha256_stream
 from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
@@ -20,6 +19,7 @@ from portal.uploads import upload_limit
 from proposals import forms, rendering, selectors, services
 from proposals.files import IncomingFile, blob_read
 from proposals.models import Proposal, ProposalJob
+from scoring.engine.digests import sha256_bytes, sha256_stream
 from scoring.engine.taskdef import PROMPT_LEVELS
 
 STEP_FORMS = {
