@@ -21,9 +21,8 @@ from portal.submissions import scoring_runs
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
 from portal.submissions.scoring_tasks import score_submission
-from tests.conftest import VENV_BIN, browser_login, screenshot, start_celery_worker, stop_celery_worker
 from tests.scoring.pipeline.test_scoring_pipeline import confirmed_run, wait_for, wait_until_scored
-from tests.support import issue_token
+from tests.support import VENV_BIN, browser_login, issue_token, screenshot, start_celery_worker, stop_celery_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
