@@ -6,10 +6,10 @@ private reference, so they are scored together: one sandbox, one interpreter sta
 (a limit, a crash), the results it left without a line are scored again one sandbox each, so
 every result still gets its own score or its own reason.
 
-The caller (the submission's way through scoring, `portal.submissions.scoring_runs`) hands in
-plain data: the run, the stored archive, the instance and its results. Scoring knows nothing
-of submissions. Every step is safe to repeat: InstanceScore is unique per (scoring run,
-result), so a result is counted exactly once however many workers see it.
+The caller (the submission side, which claims runs and moves their status) hands in plain
+data: the run, the stored archive, the instance and its results; scoring imports nothing of it.
+Every step is safe to repeat: InstanceScore is unique per (scoring run, result), so a result is
+counted exactly once however many workers see it.
 """
 
 import json
@@ -210,7 +210,7 @@ def instance_results_score(
 ) -> list[InstanceScore]:
     """Score the given results of one instance (outputs in the stored bundle `archive`) into the
     scoring run, in one sandbox, each stored once; results the run already scored are skipped.
-    Returns the new scores; [] when the run is no longer open or nothing is left."""
+    Returns their scores; [] when the run is no longer open or nothing is left."""
     run = ScoringRun.objects.get(id=scoring_run_id)
     if run.status != ScoringRun.Status.RUNNING:
         return []

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from portal.celery import app
 from portal.submissions import scoring_runs
@@ -119,13 +120,11 @@ def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
 
         # The earlier run leaves the queue: ours moves up, on the page without a reload.
         scoring_runs.scoring_run_start(submission_id=str(earlier.id))
-        page.wait_for_function("document.querySelector('[data-testid=queue-position]')"
-                               " && document.querySelector('[data-testid=queue-position]').textContent"
-                               ".includes('position 1 of 1')", timeout=20_000)
+        # expect(), not wait_for_function: a string predicate is eval'd in the page, which the CSP forbids.
+        expect(page.locator("[data-testid=queue-position]")).to_contain_text("position 1 of 1", timeout=20_000)
         assert page.evaluate("window.__notReloaded") is True
-        dashboard.wait_for_function("document.querySelector('[data-testid=run-queue-position]')"
-                                    " && document.querySelector('[data-testid=run-queue-position]').textContent"
-                                    ".includes('position 1 of 1')", timeout=20_000)
+        expect(dashboard.locator("[data-testid=run-queue-position]")).to_contain_text("position 1 of 1",
+                                                                                     timeout=20_000)
         assert dashboard.evaluate("window.__notReloaded") is True
         cli.wait_for_line("Queued for scoring: position 1 of 1")
         # Without JavaScript the page refreshes itself (meta refresh inside <noscript>).
@@ -165,7 +164,7 @@ def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
         assert page.text_content("[data-testid=run-status]").strip() == "scored"
         assert page.evaluate("window.__notReloaded") is True
         assert page.get_attribute("[data-testid=run-live]", "data-live") == "false"
-        dashboard.wait_for_function("!document.querySelector('[data-testid=run-progress]')", timeout=30_000)
+        expect(dashboard.locator("[data-testid=run-progress]")).to_have_count(0, timeout=30_000)
         assert dashboard.evaluate("window.__notReloaded") is True
         screenshot(page, "run-progress-scored")
     finally:
