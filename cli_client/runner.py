@@ -28,8 +28,8 @@ from cli_client.agent_exec import (
     run_unsandboxed,
 )
 from cli_client.errors import CliError
-from cli_client.formats.digests import sha256_file
 from scoring.engine import TaskDefinitionError, anonymised_task_id, declared_outputs, load_task
+from scoring.engine.digests import sha256_file
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.sandbox import SandboxError
 

@@ -144,3 +144,9 @@ def completeness(proposal: Proposal, files: dict[str, int] | None = None) -> dic
         "stopped_at": missing[0] if missing else None,
         "steps": steps,
     }
+
+
+def accepted_revision(proposal: Proposal) -> Revision | None:
+    """The revision of the proposal's latest acceptance (what Publish publishes); None if never accepted."""
+    accepted = proposal.events.filter(kind=ReviewEvent.Kind.ACCEPTED).order_by("-created_at").first()
+    return accepted.revision if accepted is not None else None

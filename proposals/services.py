@@ -1,4 +1,7 @@
-"""Writes for proposals: drafts, file sync, freezing revisions, review decisions, publishing.
+"""Writes for proposals: drafts, file sync, Submit, review decisions, Publish.
+
+Submit and Publish queue jobs (`proposals.tasks`); the worker side that runs them, freezing a
+revision or publishing it, is `proposals.jobs`.
 
 Every change of a proposal's working copy holds the proposal's row lock (`select_for_update`)
 for the whole write, blobs included, so two syncs of one draft are serialised and a failed
@@ -7,8 +10,6 @@ one leaves neither rows nor new blobs behind. Status moves are conditional UPDAT
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,7 +18,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
 from django.utils import timezone
 
 from cli_client.formats.task_files import (
@@ -26,14 +26,11 @@ from cli_client.formats.task_files import (
     TaskFileError,
     check_file_set,
     check_incoming_name,
-    os_evidence_error,
     snapshot_token,
 )
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
-from portal.mail import mail_send_on_commit
-from portal.public_urls import public_url
 from proposals import selectors
 from proposals.files import (
     IncomingFile,
@@ -41,20 +38,15 @@ from proposals.files import (
     blob_store,
     blobs_delete,
     imported_fields,
-    json_safe,
-    load_yaml,
 )
 from proposals.models import Proposal, ProposalFile, ProposalJob, ReviewEvent, Revision, RevisionFile
-from proposals.presubmit_sandbox import validate_in_sandbox
-from proposals.publishing import PUBLISHABLE_STATUSES, publish_revision
+from proposals.notify import author_notify
+from proposals.publishing import PUBLISHABLE_STATUSES
+from proposals.revisions import FIELD_NAMES, content_hash, freeze_problems, frozen_fields
+from proposals.tasks import publish_proposal, validate_proposal
 
 logger = logging.getLogger(__name__)
 EMPTY_SNAPSHOT = snapshot_token({})
-FIELD_NAMES = (
-    "task_id", "name", "domain", "subdomain", "objective", "core_method", "source_paper", "source_repo",
-    "inputs", "outputs", "scoring_notes", "local_testing_done", "test_provider", "test_model", "test_agent",
-    "test_sandbox", "score_b1", "score_b2", "score_b3", "score_b4",
-)
 TEXT_LIMITS = {"task_id": 120, "name": 200, "domain": 50, "subdomain": 200, "source_paper": 500,
                "source_repo": 500, "test_provider": 120, "test_model": 120, "test_agent": 60, "test_sandbox": 20}
 
@@ -270,38 +262,6 @@ def proposal_file_delete(*, user: User, proposal_id: object, path: str) -> Propo
     return proposal
 
 
-# ------------------------------------------------------------------ freezing
-def frozen_fields(proposal: Proposal) -> dict[str, Any]:
-    return {name: json_safe(getattr(proposal, name)) for name in FIELD_NAMES}
-
-
-def content_hash(fields: dict[str, Any], files: dict[str, str]) -> str:
-    canonical = json.dumps({"fields": fields, "files": files}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def freeze_problems(proposal: Proposal) -> list[str]:
-    """Why this draft cannot be frozen yet (empty when it can), without running any code."""
-    problems = []
-    state = selectors.completeness(proposal)
-    for step in state["steps"]:
-        if step["key"] != "testing" and not step["done"]:
-            problems.append(f"{step['title']}: missing {', '.join(step['needs'])}")
-    problems += [f"Local testing: {p}" for p in selectors.testing_problems(proposal)]
-    files = {f.path: f for f in proposal.files.all()}
-    meta = files.get("task_meta.yaml")
-    if meta is not None:
-        meta_id = str(load_yaml(blob_read(meta.blob)).get("id") or "")
-        if meta_id != proposal.task_id:
-            problems.append(f"task_meta.yaml declares id {meta_id!r}, not {proposal.task_id!r}")
-    evidence = files.get(SUBMISSION_FILE)
-    if evidence is not None:
-        error = os_evidence_error(load_yaml(blob_read(evidence.blob)))
-        if error:
-            problems.append(error)
-    return problems
-
-
 def _validation_quota_check(user: User) -> None:
     """Refuse a validation beyond the author's daily quota; caller holds the user's row lock."""
     since = timezone.now() - timedelta(days=1)
@@ -320,8 +280,6 @@ def proposal_submit(*, user: User, proposal_id: object) -> ProposalJob:
     Idempotent: while a validation of the draft is queued or running, or once one passed for
     the unchanged draft now under review, that validation is returned and nothing is queued.
     """
-    from proposals.tasks import validate_proposal
-
     proposal = selectors.proposal_get_for_owner(user=user, proposal_id=proposal_id)
     _require_editable(proposal)
     last = proposal.jobs.filter(kind=ProposalJob.Kind.VALIDATE).first()
@@ -352,79 +310,7 @@ def proposal_submit(*, user: User, proposal_id: object) -> ProposalJob:
     return job
 
 
-def _job_claim(job_id: int, kind: str, timeout_seconds: int) -> ProposalJob | None:
-    """Take a queued job, or one whose worker died long ago; None when someone else has it."""
-    now = timezone.now()
-    abandoned = now - timedelta(seconds=timeout_seconds + 300)
-    claimed = ProposalJob.objects.filter(
-        Q(status=ProposalJob.Status.QUEUED) | Q(status=ProposalJob.Status.RUNNING, started_at__lt=abandoned),
-        pk=job_id, kind=kind,
-    ).update(status=ProposalJob.Status.RUNNING, started_at=now)
-    return ProposalJob.objects.select_related("proposal").get(pk=job_id) if claimed else None
-
-
-def _job_finish(job: ProposalJob, status: str, *, problems: list[str] | None = None, outcome: str = "",
-                report: dict[str, Any] | None = None) -> None:
-    ProposalJob.objects.filter(pk=job.pk, status=ProposalJob.Status.RUNNING).update(
-        status=status, problems=problems or [], outcome=outcome, report=report or {}, finished_at=timezone.now())
-
-
-def proposal_validation_run(*, job_id: int) -> None:
-    """The worker's side of Submit: validate the draft in the sandbox; freeze it if it passes."""
-    job = _job_claim(job_id, ProposalJob.Kind.VALIDATE, settings.PROPOSAL_VALIDATION_TIMEOUT_SECONDS)
-    if job is None:
-        return
-    proposal = job.proposal
-    changed = ["The draft changed while it was being validated; submit again."]
-    if not proposal.is_editable or proposal.snapshot != job.snapshot:
-        _job_finish(job, ProposalJob.Status.FAILED, problems=changed)
-        return
-    try:
-        report = validate_in_sandbox(proposal.task_id, list(proposal.files.values_list("path", "blob")))
-    except Exception as exc:  # the author sees a reason, never a validation stuck in "running"
-        logger.exception("validation job %s could not run", job.pk)
-        _job_finish(job, ProposalJob.Status.FAILED, problems=[f"The validation could not run: {exc}"])
-        return
-    Proposal.objects.filter(pk=proposal.pk).update(last_validation=report)
-    if not report["ok"]:
-        failed = [f"{c['name']}: {c['summary']}" for c in report["checks"] if c.get("status") == "fail"]
-        _job_finish(job, ProposalJob.Status.FAILED, problems=failed or [report["error"]], report=report)
-        return
-    with transaction.atomic():
-        proposal = Proposal.objects.select_for_update().get(pk=proposal.pk)
-        if not proposal.is_editable or proposal.snapshot != job.snapshot or freeze_problems(proposal):
-            _job_finish(job, ProposalJob.Status.FAILED, problems=changed, report=report)
-            return
-        revision = _freeze(proposal, job.requested_by, report)
-        _job_finish(job, ProposalJob.Status.PASSED, outcome=str(revision.number), report=report)
-
-
-def _freeze(proposal: Proposal, user: User | None, report: dict[str, Any]) -> Revision:
-    """Freeze the locked, validated working copy into the next revision."""
-    rows = list(proposal.files.all())
-    fields = frozen_fields(proposal)
-    number = (proposal.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
-    revision = Revision.objects.create(
-        proposal=proposal, number=number, fields=fields, validation=report,
-        content_hash=content_hash(fields, {f.path: f.sha256 for f in rows}),
-    )
-    RevisionFile.objects.bulk_create(
-        RevisionFile(revision=revision, path=f.path, blob=f.blob, sha256=f.sha256, size=f.size) for f in rows
-    )
-    now = timezone.now()
-    Proposal.objects.filter(pk=proposal.pk).update(status=Proposal.Status.SUBMITTED, submitted_at=now,
-                                                    updated_at=now)
-    ReviewEvent.objects.create(proposal=proposal, revision=revision, actor=user, kind=ReviewEvent.Kind.SUBMITTED,
-                               text=f"Revision {number} submitted for review.")
-    return revision
-
-
 # ------------------------------------------------------------------ review
-def _notify_author(proposal: Proposal, subject: str, body: str) -> None:
-    link = public_url(f"/submit/proposals/{proposal.pk}")
-    mail_send_on_commit(to=proposal.owner.email, subject=subject, body=f"{body}\n\nYour proposal: {link}\n")
-
-
 def proposal_comment(*, user: User, proposal_id: object, text: str) -> ReviewEvent:
     text = (text or "").strip()
     if not text:
@@ -437,7 +323,7 @@ def proposal_comment(*, user: User, proposal_id: object, text: str) -> ReviewEve
         event = ReviewEvent.objects.create(proposal=proposal, revision=selectors.latest_revision(proposal),
                                            actor=user, kind=ReviewEvent.Kind.COMMENT, text=text[:10000])
         if user.pk != proposal.owner_id:
-            _notify_author(proposal, f"[ASI-Bench] New comment on {proposal.task_id}", text)
+            author_notify(proposal, f"[ASI-Bench] New comment on {proposal.task_id}", text)
     return event
 
 
@@ -484,7 +370,7 @@ def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: i
                            code="not_submitted")
         event = ReviewEvent.objects.create(proposal=proposal, revision=revision, actor=maintainer, kind=kind,
                                            text=reason[:10000])
-        _notify_author(proposal, f"[ASI-Bench] {label}: {proposal.task_id} (revision {revision.number})",
+        author_notify(proposal, f"[ASI-Bench] {label}: {proposal.task_id} (revision {revision.number})",
                        f"{label} by the ASI-Bench maintainers.\n\nReason:\n{reason}")
     return event
 
@@ -492,10 +378,8 @@ def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: i
 def proposal_publish(*, maintainer: User, proposal_id: object, dataset_names: list[str],
                      status: str = "final") -> ProposalJob:
     """Queue publishing the accepted revision into the catalog (a worker runs proposals.publishing)."""
-    from proposals.tasks import publish_proposal
-
     proposal = selectors.proposal_get_for_review(user=maintainer, proposal_id=proposal_id)
-    if proposal.status != Proposal.Status.ACCEPTED or _accepted_revision(proposal) is None:
+    if proposal.status != Proposal.Status.ACCEPTED or selectors.accepted_revision(proposal) is None:
         raise Conflict(f"Only an accepted proposal can be published; this one is {proposal.status}.",
                        code="not_accepted")
     if not dataset_names:
@@ -511,40 +395,3 @@ def proposal_publish(*, maintainer: User, proposal_id: object, dataset_names: li
     except IntegrityError:
         raise Conflict("This proposal is being published already.", code="publishing") from None
     return job
-
-
-def _accepted_revision(proposal: Proposal) -> Revision | None:
-    accepted = proposal.events.filter(kind=ReviewEvent.Kind.ACCEPTED).order_by("-created_at").first()
-    return accepted.revision if accepted is not None else None
-
-
-def proposal_publish_run(*, job_id: int) -> None:
-    """The worker's side of Publish: all or nothing (see proposals.publishing)."""
-    job = _job_claim(job_id, ProposalJob.Kind.PUBLISH, settings.GENERATION_TIMEOUT_SECONDS * 8)
-    if job is None:
-        return
-    proposal = job.proposal
-    revision = _accepted_revision(proposal)
-    if proposal.status != Proposal.Status.ACCEPTED or revision is None:
-        _job_finish(job, ProposalJob.Status.FAILED, problems=[f"The proposal is {proposal.status}, not accepted."])
-        return
-    datasets, status = job.options["datasets"], job.options["status"]
-    try:
-        version = publish_revision(revision, dataset_names=datasets, status=status)
-    except PortalError as exc:
-        _job_finish(job, ProposalJob.Status.FAILED, problems=[exc.detail])
-        return
-    except Exception as exc:
-        logger.exception("publish job %s could not run", job.pk)
-        _job_finish(job, ProposalJob.Status.FAILED, problems=[f"Publishing could not run: {exc}"])
-        return
-    with transaction.atomic():
-        Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.ACCEPTED).update(
-            status=Proposal.Status.PUBLISHED, published_version=version, updated_at=timezone.now())
-        _job_finish(job, ProposalJob.Status.PASSED, outcome=version)
-        ReviewEvent.objects.create(
-            proposal=proposal, revision=revision, actor=job.requested_by, kind=ReviewEvent.Kind.PUBLISHED,
-            text=f"Published as version {version} in {', '.join(datasets)}.")
-        _notify_author(proposal, f"[ASI-Bench] Published: {proposal.task_id} v{version}",
-                       f"Your task {proposal.task_id} is now in the ASI-Bench catalog as version {version} "
-                       f"(datasets: {', '.join(datasets)}).")

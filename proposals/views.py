@@ -11,15 +11,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from cli_client.formats.digests import sha256_bytes, sha256_stream
 from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
 from portal.pages import AuthedRequest, act_and_redirect, maintainer_only, not_found_page
 from portal.uploads import upload_limit
-from proposals import forms, rendering, selectors, services
+from proposals import forms, rendering, revisions, selectors, services
 from proposals.files import IncomingFile, blob_read
 from proposals.models import Proposal, ProposalJob
+from scoring.engine.digests import sha256_bytes, sha256_stream
 from scoring.engine.taskdef import PROMPT_LEVELS
 
 STEP_FORMS = {
@@ -176,7 +176,7 @@ def proposal_detail(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     files = list(proposal.files.all())
     latest = selectors.latest_revision(proposal)
     frozen_as_is = bool(latest and proposal.status == Proposal.Status.SUBMITTED and latest.content_hash
-                        == services.content_hash(services.frozen_fields(proposal), {f.path: f.sha256 for f in files}))
+                        == revisions.content_hash(revisions.frozen_fields(proposal), {f.path: f.sha256 for f in files}))
     return render(request, "proposals/detail.html", {
         "frozen_as_is": frozen_as_is,
         "validation_job": selectors.latest_job(proposal, ProposalJob.Kind.VALIDATE),
@@ -184,7 +184,7 @@ def proposal_detail(request: AuthedRequest, proposal_id: str) -> HttpResponse:
         "files": files,
         "total_bytes": sum(f.size for f in files),
         "completeness": selectors.completeness(proposal),
-        "problems": services.freeze_problems(proposal) if proposal.is_editable else [],
+        "problems": revisions.freeze_problems(proposal) if proposal.is_editable else [],
         "revisions": list(proposal.revisions.order_by("-number")),
         "history": selectors.history(proposal),
         "comment_form": forms.CommentForm(),

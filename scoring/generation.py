@@ -15,8 +15,7 @@ from typing import Any
 
 import yaml
 
-from cli_client.formats import digests
-from scoring.engine import anonymised_task_id, declared_outputs, load_task, public_task_eval, static_validate
+from scoring.engine import anonymised_task_id, declared_outputs, digests, load_task, public_task_eval, static_validate
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.sandbox import Limits, SandboxBackend
 from scoring.sandbox.outputs import UnsafeOutput, collect_outputs

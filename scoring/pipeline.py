@@ -1,4 +1,4 @@
-"""Scoring a confirmed submission: one sandboxed engine run per instance, then the aggregate.
+"""Scoring results into a scoring run: one sandboxed engine run per instance.
 
 An instance's results (every prompt level and attempt) share its task, its inputs and its one
 private reference, so they are scored together: one sandbox, one interpreter start, one
@@ -6,9 +6,10 @@ private reference, so they are scored together: one sandbox, one interpreter sta
 (a limit, a crash), the results it left without a line are scored again one sandbox each, so
 every result still gets its own score or its own reason.
 
-Every step is safe to repeat: a redelivered Celery task finds its work done and returns.
-Claims are conditional UPDATEs; InstanceScore is unique per (scoring run, result), so a
-result is counted exactly once however many workers see it.
+The caller (the submission side, which claims runs and moves their status) hands in plain
+data: the run, the stored archive, the instance and its results; scoring imports nothing of it.
+Every step is safe to repeat: InstanceScore is unique per (scoring run, result), so a result is
+counted exactly once however many workers see it.
 """
 
 import json
@@ -17,75 +18,55 @@ import shutil
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
-from django.db import IntegrityError, transaction
-from django.db.models import Max
-from django.utils import timezone
+from django.db import IntegrityError, OperationalError
 
-from portal.submissions.models import Submission, SubmissionEntry
-from scoring.aggregation import ScoredResult, aggregate
 from scoring.catalog import reference_extract, sandbox_backend, scratch_root
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_result_line, score_argv, score_batch_argv
-from scoring.models import InstanceScore, ScoringRun
-from scoring.sandbox import Limits, SandboxBackend, SandboxResult, python_runtime_env
-from scoring.selectors import scoring_run_latest
+from scoring.models import Instance, InstanceScore, ScoringRun
+from scoring.sandbox import Limits, SandboxBackend, SandboxError, SandboxResult, python_runtime_env
 
 logger = logging.getLogger(__name__)
-Enqueue = Callable[[int, int], None]
 
 
 class InfrastructureError(Exception):
     """Storage, sandbox or database trouble: retry the task, never score the result 0 for it."""
 
 
-def scoring_run_start(*, submission_id: str, requested_by_id: str | None = None) -> ScoringRun | None:
-    """Claim a queued submission and open its scoring run (or resume the open one).
-
-    Returns None when there is nothing to do (already scored, withdrawn, …).
-    """
-    with transaction.atomic():
-        submission = Submission.objects.select_for_update().filter(id=submission_id).first()
-        if submission is None:
-            return None
-        current = scoring_run_latest(submission.id)
-        if submission.status == Submission.Status.SCORING and current and current.status == ScoringRun.Status.RUNNING:
-            return current  # redelivered: resume
-        if submission.status != Submission.Status.QUEUED:
-            return None
-        number = (submission.scoring_runs.aggregate(n=Max("number"))["n"] or 0) + 1
-        requester = get_user_model().objects.filter(id=requested_by_id).first() if requested_by_id else None
-        run = ScoringRun.objects.create(submission=submission, number=number, requested_by=requester)
-        submission.status = Submission.Status.SCORING
-        submission.scoring_started_at = timezone.now()
-        submission.save(update_fields=["status", "scoring_started_at"])
-    return run
+# What a scoring task retries (then fails the run with the reason); never a result's zero.
+INFRASTRUCTURE_ERRORS = (InfrastructureError, SandboxError, OperationalError, OSError)
 
 
-def scoring_run_pending_entries(run: ScoringRun) -> list[int]:
-    scored = InstanceScore.objects.filter(scoring_run=run).values_list("entry_id", flat=True)
-    return list(run.submission.entries.exclude(id__in=scored).values_list("id", flat=True))
+@dataclass(frozen=True)
+class ResultToScore:
+    """One result of a run, as scoring needs it: its id (the InstanceScore's `entry`), prompt level
+    and declared outputs [{"path", "member", ...}] (members of the stored bundle archive)."""
+
+    entry_id: int
+    prompt_level: str
+    outputs: list[dict[str, Any]]
 
 
-def _extract_outputs(submission: Submission, entries: Iterable[SubmissionEntry], dest: Path) -> dict[int, Path]:
+def _extract_outputs(archive: str, results: Sequence[ResultToScore], dest: Path) -> dict[int, Path]:
     """Unpack only these results' declared outputs, in one pass over the stored archive:
     {entry id: its outputs dir}."""
     dirs: dict[int, Path] = {}
     wanted: dict[str, tuple[Path, dict[str, Any]]] = {}
-    for entry in entries:
-        dirs[entry.id] = dest / str(entry.id) / "outputs"
-        dirs[entry.id].mkdir(parents=True)
-        wanted.update({o["member"]: (dirs[entry.id], o) for o in entry.outputs})
+    for result in results:
+        dirs[result.entry_id] = dest / str(result.entry_id) / "outputs"
+        dirs[result.entry_id].mkdir(parents=True)
+        wanted.update({o["member"]: (dirs[result.entry_id], o) for o in result.outputs})
     if not wanted:
         return dirs
     try:
-        with default_storage.open(submission.archive, "rb") as handle, tarfile.open(fileobj=handle, mode="r|gz") as tar:
+        with default_storage.open(archive, "rb") as handle, tarfile.open(fileobj=handle, mode="r|gz") as tar:
             for member in tar:
                 rel = member.name.split("/", 1)[1] if "/" in member.name else ""
                 found = wanted.get(rel)
@@ -102,8 +83,7 @@ def _extract_outputs(submission: Submission, entries: Iterable[SubmissionEntry],
     return dirs
 
 
-def _extract_data(entry: SubmissionEntry, dest: Path) -> Path:
-    instance = entry.instance
+def _extract_data(instance: Instance, dest: Path) -> Path:
     try:
         with default_storage.open(instance.input_archive, "rb") as handle, tarfile.open(
             fileobj=handle, mode="r:gz"
@@ -224,55 +204,59 @@ def results_score_in_sandbox(
     return outcomes
 
 
-def instance_score(
-    *, scoring_run_id: int, instance_id: str, backend: SandboxBackend | None = None
+def instance_results_score(
+    *, scoring_run_id: int, archive: str, instance_id: str, results: Sequence[ResultToScore],
+    backend: SandboxBackend | None = None,
 ) -> list[InstanceScore]:
-    """Score this run's not yet scored results of one instance in one sandbox; store each once."""
-    run = ScoringRun.objects.select_related("submission").get(id=scoring_run_id)
+    """Score the given results of one instance (outputs in the stored bundle `archive`) into the
+    scoring run, in one sandbox, each stored once; results the run already scored are skipped.
+    Returns their scores; [] when the run is no longer open or nothing is left."""
+    run = ScoringRun.objects.get(id=scoring_run_id)
     if run.status != ScoringRun.Status.RUNNING:
         return []
-    scored = InstanceScore.objects.filter(scoring_run=run).values_list("entry_id", flat=True)
-    entries = list(SubmissionEntry.objects.select_related("instance__task")
-                   .filter(submission=run.submission, instance_id=instance_id).exclude(id__in=scored))
-    if not entries:
+    scored = set(InstanceScore.objects.filter(scoring_run=run).values_list("entry_id", flat=True))
+    pending = [result for result in results if result.entry_id not in scored]
+    if not pending:
         return []
-    instance = entries[0].instance
+    instance = Instance.objects.select_related("task").get(instance_id=instance_id)
     backend = backend or sandbox_backend()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="score-", dir=scratch_root()) as tmp:
         tmp_path = Path(tmp)
         workdir = tmp_path / "work"
         workdir.mkdir()
-        outputs = _extract_outputs(run.submission, entries, tmp_path / "bundle")
-        data = _extract_data(entries[0], tmp_path / "inputs")
+        outputs = _extract_outputs(archive, pending, tmp_path / "bundle")
+        data = _extract_data(instance, tmp_path / "inputs")
         try:
             reference = reference_extract(instance, tmp_path / "private")
         except (OSError, tarfile.TarError) as exc:
             raise InfrastructureError(f"could not read the reference: {exc}") from exc
         outcomes: dict[int, dict[str, Any]] = {}
         staged: dict[int, tuple[str, Path]] = {}
-        for entry in entries:
+        for result in pending:
             try:
-                staged[entry.id] = (entry.prompt_level, stage_prediction_dir(
-                    data, outputs[entry.id], workdir / f"pred-{entry.id}", [o["path"] for o in entry.outputs]))
+                staged[result.entry_id] = (result.prompt_level, stage_prediction_dir(
+                    data, outputs[result.entry_id], workdir / f"pred-{result.entry_id}",
+                    [o["path"] for o in result.outputs]))
             except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
-                outcomes[entry.id] = _zero(f"outputs could not be staged: {exc}")
+                outcomes[result.entry_id] = _zero(f"outputs could not be staged: {exc}")
         if staged:
             outcomes.update(results_score_in_sandbox(backend, Path(instance.task.source_dir), reference,
-                                              instance.params, workdir, staged))
+                                                     instance.params, workdir, staged))
     # Shared start-up is split evenly, so per-result durations add up to the instance's.
-    duration = round((time.monotonic() - started) / len(entries), 3)
-    return [_score_store(run, entry, outcomes[entry.id], backend, duration) for entry in entries]
+    duration = round((time.monotonic() - started) / len(pending), 3)
+    return [_score_store(run, instance, result.entry_id, outcomes[result.entry_id], backend, duration)
+            for result in pending]
 
 
 def _score_store(
-    run: ScoringRun, entry: SubmissionEntry, outcome: dict[str, Any], backend: SandboxBackend, duration: float
+    run: ScoringRun, instance: Instance, entry_id: int, outcome: dict[str, Any], backend: SandboxBackend,
+    duration: float,
 ) -> InstanceScore:
-    instance = entry.instance
     try:
         score, _ = InstanceScore.objects.get_or_create(
             scoring_run=run,
-            entry=entry,
+            entry_id=entry_id,
             defaults={
                 **outcome,
                 "engine_version": ENGINE_VERSION,
@@ -283,67 +267,5 @@ def _score_store(
             },
         )
     except IntegrityError:  # another worker stored it first
-        score = InstanceScore.objects.get(scoring_run=run, entry=entry)
+        score = InstanceScore.objects.get(scoring_run=run, entry_id=entry_id)
     return score
-
-
-def scoring_run_pending_instances(run: ScoringRun) -> list[str]:
-    """Instance ids that still have unscored results in this run: one scoring task each."""
-    pending = scoring_run_pending_entries(run)
-    return sorted(set(SubmissionEntry.objects.filter(id__in=pending).values_list("instance_id", flat=True)))
-
-
-def scoring_run_finalize(*, scoring_run_id: int) -> bool:
-    """Aggregate once every result has its score. True if this call finished the run."""
-    run = ScoringRun.objects.select_related("submission").get(id=scoring_run_id)
-    total = run.submission.entries.count()
-    if InstanceScore.objects.filter(scoring_run=run).count() < total:
-        return False
-    scores = InstanceScore.objects.filter(scoring_run=run).select_related("entry")
-    results = [
-        ScoredResult(
-            instance_id=s.entry.instance_id,
-            task_id=s.entry.task_id,
-            prompt_level=s.entry.prompt_level,
-            attempt=s.entry.attempt,
-            completed=s.entry.result_status == "completed",
-            percent=s.percent,
-        )
-        for s in scores
-    ]
-    summary = aggregate(results)
-    with transaction.atomic():
-        claimed = ScoringRun.objects.filter(id=run.id, status=ScoringRun.Status.RUNNING).update(
-            status=ScoringRun.Status.COMPLETE, finished_at=timezone.now(), aggregate=summary
-        )
-        if not claimed:
-            return False
-        Submission.objects.filter(id=run.submission_id).update(
-            status=Submission.Status.SCORED, scored_at=timezone.now(), overall_score=summary["overall"],
-            status_reason="",
-        )
-        transaction.on_commit(lambda: scoring_run_completed_hooks(run.id))
-    return True
-
-
-# Other apps (leaderboard: integrity flags, owner e-mail) register here instead of being imported.
-COMPLETION_HOOKS: list[Callable[[int], None]] = []
-
-
-def scoring_run_completed_hooks(scoring_run_id: int) -> None:
-    for hook in COMPLETION_HOOKS:
-        try:
-            hook(scoring_run_id)
-        except Exception:  # a notification must never undo a finished scoring
-            logger.exception("completion hook %s failed for scoring run %s", hook, scoring_run_id)
-
-
-def scoring_run_fail(*, scoring_run_id: int, reason: str) -> None:
-    run = ScoringRun.objects.get(id=scoring_run_id)
-    if ScoringRun.objects.filter(id=run.id, status=ScoringRun.Status.RUNNING).update(
-        status=ScoringRun.Status.FAILED, finished_at=timezone.now(), reason=reason
-    ):
-        Submission.objects.filter(id=run.submission_id, status=Submission.Status.SCORING).update(
-            status=Submission.Status.FAILED, status_reason=reason
-        )
-

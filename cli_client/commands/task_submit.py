@@ -21,7 +21,6 @@ from cli_client.commands.auth import validate_token
 from cli_client.context import CliContext
 from cli_client.endpoints import proposal_page_url, token_settings_url
 from cli_client.errors import CliError, PortalHttpError
-from cli_client.formats.digests import sha256_bytes
 from cli_client.formats.task_files import (
     CLIENT_TASK_ID_RE,
     METADATA_FILES,
@@ -31,6 +30,7 @@ from cli_client.formats.task_files import (
     collect_task_files,
     os_evidence_error,
 )
+from scoring.engine.digests import sha256_bytes
 
 pass_cli = click.make_pass_decorator(CliContext)
 UPLOAD_TIMEOUT = 300.0

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from scoring import selectors
+from portal.catalog import selectors
 
 
 class DatasetListApi(APIView):

@@ -3,11 +3,10 @@ from itertools import groupby
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from portal.catalog.selectors import task_difficulty
+from portal.catalog import selectors
 from portal.errors import NotFound
 from portal.markdown import render_markdown
 from portal.pages import not_found_page
-from scoring import selectors
 from scoring.engine.taskdef import PROMPT_LEVELS
 
 
@@ -37,7 +36,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
             "inputs": (task.public_meta.get("input") or {}).get("files") or [],
             "outputs": (task.public_meta.get("output") or {}).get("files") or [],
             "datasets": selectors.task_datasets(task),
-            "difficulty": task_difficulty(task),
+            "difficulty": selectors.task_difficulty(task),
         },
     )
 

@@ -28,9 +28,9 @@ from portal.submissions.bundle_verify import (
     verify_bundle_stream,
 )
 from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.scoring_tasks import score_submission
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, Instance, Task
-from scoring.tasks import score_submission
 
 logger = logging.getLogger(__name__)
 OFFICIAL_DATASET = "seed42"

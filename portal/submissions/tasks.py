@@ -1,7 +1,12 @@
 from celery import shared_task
 
 from portal.submissions.reaper import stuck_runs_reap
+from portal.submissions.scoring_tasks import score_instance, score_submission
 from portal.submissions.services import drafts_expire
+
+# The scoring tasks live beside the services they call; named here so Celery's autodiscovery
+# (which imports each app's `tasks`) registers them with every worker.
+__all__ = ["expire_drafts", "reap_stuck_runs", "score_instance", "score_submission"]
 
 
 @shared_task(name="portal.submissions.tasks.expire_drafts")

@@ -3,8 +3,8 @@
 import pytest
 
 from leaderboard.models import IntegrityFlag
+from portal.submissions.scoring_runs import COMPLETION_HOOKS, scoring_run_completed_hooks
 from scoring.models import Task
-from scoring.pipeline import COMPLETION_HOOKS, scoring_run_completed_hooks
 from tests.leaderboard.factories import RunSpec, scored_run
 
 pytestmark = pytest.mark.django_db

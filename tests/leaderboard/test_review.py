@@ -7,8 +7,8 @@ from leaderboard import services
 from leaderboard.models import LeaderboardEntry, ReviewAction, RunReview
 from portal.errors import Conflict, PermissionDenied, ValidationFailed
 from portal.submissions.models import Submission
+from portal.submissions.scoring_runs import scoring_run_completed_hooks
 from scoring.models import ScoringRun
-from scoring.pipeline import scoring_run_completed_hooks
 from tests.leaderboard.factories import RunSpec, scored_run
 
 pytestmark = pytest.mark.django_db

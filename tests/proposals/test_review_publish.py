@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from proposals import services
+from proposals import jobs, services
 from proposals.files import IncomingFile
 from proposals.models import Proposal, ProposalJob
 from scoring.models import Instance, Task
@@ -170,7 +170,7 @@ def test_a_crash_mid_publish_leaves_the_catalog_as_it_was(submitter, maintainer,
 
     monkeypatch.setattr(scoring.catalog, "_swap_link", worker_dies)
     with pytest.raises(SystemExit):
-        services.proposal_publish_run(job_id=job.pk)
+        jobs.proposal_publish_run(job_id=job.pk)
     assert catalog_state(published) == before
     assert not [p for p in (published / "physics").iterdir() if p.name.startswith(".toy_spectrum.v0.3")]
     assert Proposal.objects.get(pk=second.pk).status == "accepted"
@@ -179,7 +179,7 @@ def test_a_crash_mid_publish_leaves_the_catalog_as_it_was(submitter, maintainer,
     # The job was left running; once abandoned, a redelivery claims it again and publishes.
     monkeypatch.undo()
     ProposalJob.objects.filter(pk=job.pk).update(started_at=job.created_at - timedelta(days=1))
-    services.proposal_publish_run(job_id=job.pk)
+    jobs.proposal_publish_run(job_id=job.pk)
     job.refresh_from_db()
     assert (job.status, job.outcome) == ("passed", "0.3"), job.problems
     after = catalog_state(published)

@@ -10,9 +10,10 @@ from django.test import Client
 from django.utils import timezone
 
 from portal.errors import QuotaExceeded
-from proposals import services
+from proposals import jobs, services
 from proposals.files import IncomingFile
 from proposals.models import Proposal, ProposalJob, Revision
+from proposals.tasks import validate_proposal
 from tests.proposals.proposal_support import finished_job, task_files
 from tests.support import start_celery_worker, stop_celery_worker
 
@@ -74,9 +75,7 @@ def test_a_job_is_claimed_once(submitter, task_dir, proposal_worker):
     job = finished_job(services.proposal_submit(user=submitter.user, proposal_id=proposal.id))
     assert job.status == "passed" and job.outcome == "1"
     # A redelivered message finds the job done and does nothing.
-    services.proposal_validation_run(job_id=job.pk)
-    from proposals.tasks import validate_proposal
-
+    jobs.proposal_validation_run(job_id=job.pk)
     validate_proposal.delay(job.pk).get(timeout=60)
     assert Revision.objects.filter(proposal=proposal).count() == 1
     assert [e.kind for e in Proposal.objects.get(pk=proposal.pk).events.all()] == ["submitted"]
@@ -86,7 +85,7 @@ def test_a_job_another_worker_holds_is_left_alone(submitter, task_dir):
     proposal = synced_draft(submitter.user, task_files(task_dir))
     job = ProposalJob.objects.create(proposal=proposal, kind="validate", requested_by=submitter.user,
                                      snapshot=proposal.snapshot, status="running", started_at=timezone.now())
-    services.proposal_validation_run(job_id=job.pk)
+    jobs.proposal_validation_run(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == "running" and job.finished_at is None
     assert Proposal.objects.get(pk=proposal.pk).last_validation == {}

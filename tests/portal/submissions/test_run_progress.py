@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from portal.celery import app
+from portal.submissions import scoring_runs
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
-from scoring import pipeline
-from scoring.tasks import score_submission
+from portal.submissions.scoring_tasks import score_submission
 from tests.support import (
     VENV_BIN,
     browser_login,
@@ -127,23 +128,21 @@ def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
         assert state["progress"] == {"scored": 0, "total": 8} and state["levels"] is None
 
         # The earlier run leaves the queue: ours moves up, on the page without a reload.
-        pipeline.scoring_run_start(submission_id=str(earlier.id))
-        page.wait_for_function("document.querySelector('[data-testid=queue-position]')"
-                               " && document.querySelector('[data-testid=queue-position]').textContent"
-                               ".includes('position 1 of 1')", timeout=20_000)
+        scoring_runs.scoring_run_start(submission_id=str(earlier.id))
+        # expect(), not wait_for_function: a string predicate is eval'd in the page, which the CSP forbids.
+        expect(page.locator("[data-testid=queue-position]")).to_contain_text("position 1 of 1", timeout=20_000)
         assert page.evaluate("window.__notReloaded") is True
-        dashboard.wait_for_function("document.querySelector('[data-testid=run-queue-position]')"
-                                    " && document.querySelector('[data-testid=run-queue-position]').textContent"
-                                    ".includes('position 1 of 1')", timeout=20_000)
+        expect(dashboard.locator("[data-testid=run-queue-position]")).to_contain_text("position 1 of 1",
+                                                                                     timeout=20_000)
         assert dashboard.evaluate("window.__notReloaded") is True
         cli.wait_for_line("Queued for scoring: position 1 of 1")
         # Without JavaScript the page refreshes itself (meta refresh inside <noscript>).
         wait_for(lambda: "position 1 of 1" in live_text(no_js), 30, "the no-JS page to refresh itself")
 
         # Our run is claimed and its first instance scored: 4 of 8, with that task's partial score.
-        run = pipeline.scoring_run_start(submission_id=str(draft.id))
-        first, second = pipeline.scoring_run_pending_instances(run)
-        pipeline.instance_score(scoring_run_id=run.id, instance_id=first)
+        run = scoring_runs.scoring_run_start(submission_id=str(draft.id))
+        first, second = scoring_runs.scoring_run_pending_instances(run)
+        scoring_runs.instance_score(scoring_run_id=run.id, instance_id=first)
         first_task = first.split("__")[0]
         page.wait_for_selector("[data-testid=task-progress]", timeout=20_000)
         assert "Scored 4 of 8" in page.text_content("[data-testid=progress]")
@@ -174,7 +173,7 @@ def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
         assert page.text_content("[data-testid=run-status]").strip() == "scored"
         assert page.evaluate("window.__notReloaded") is True
         assert page.get_attribute("[data-testid=run-live]", "data-live") == "false"
-        dashboard.wait_for_function("!document.querySelector('[data-testid=run-progress]')", timeout=30_000)
+        expect(dashboard.locator("[data-testid=run-progress]")).to_have_count(0, timeout=30_000)
         assert dashboard.evaluate("window.__notReloaded") is True
         screenshot(page, "run-progress-scored")
     finally:
@@ -205,8 +204,8 @@ def test_submit_wait_exits_non_zero_when_the_run_will_never_be_scored(
             submissions.submission_withdraw(user=submitter.user, submission_id=str(draft.id))
         else:
             submissions.submission_confirm(user=submitter.user, submission_id=str(draft.id))
-            run = pipeline.scoring_run_start(submission_id=str(draft.id))
-            pipeline.scoring_run_fail(scoring_run_id=run.id, reason="infrastructure error: storage unreachable")
+            run = scoring_runs.scoring_run_start(submission_id=str(draft.id))
+            scoring_runs.scoring_run_fail(scoring_run_id=run.id, reason="infrastructure error: storage unreachable")
         code = cli.finish(timeout=60)
     finally:
         if cli.proc.poll() is None:

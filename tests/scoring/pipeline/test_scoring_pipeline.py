@@ -10,8 +10,8 @@ import pytest
 from portal.celery import app
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
+from portal.submissions.scoring_tasks import score_submission
 from scoring.models import InstanceScore, ScoringRun
-from scoring.tasks import score_submission
 from tests.support import (
     SUBMIT_TASKS,
     bundle_of,

@@ -11,10 +11,10 @@ from django.test import Client
 from django.utils import timezone
 
 from portal.celery import app
+from portal.submissions import scoring_runs
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
 from portal.submissions.tasks import reap_stuck_runs
-from scoring import pipeline
 from scoring.models import ScoringRun
 from tests.support import bundle_of, start_celery_worker, stop_celery_worker
 
@@ -45,7 +45,7 @@ def stuck_run(persona, results: Path, tmp_path: Path) -> Submission:
         draft = submissions.submission_intake(user=persona.user, stream=stream, content_length=None,
                                               filename=archive.name).submission
     submissions.submission_confirm(user=persona.user, submission_id=str(draft.id))
-    run = pipeline.scoring_run_start(submission_id=str(draft.id))  # claimed as a worker would...
+    run = scoring_runs.scoring_run_start(submission_id=str(draft.id))  # claimed as a worker would...
     assert run is not None
     app.control.purge()  # ...and then every message is gone: nothing will ever move this run
     ScoringRun.objects.filter(id=run.id).update(created_at=timezone.now() - timedelta(seconds=STUCK_AFTER + 1))
@@ -98,7 +98,7 @@ def test_a_run_that_sticks_again_fails_with_a_reason_and_a_maintainer_requeues_i
         assert ScoringRun.objects.get(submission=run).status == "failed"
         # Stuck again in scoring (claimed, messages lost); the maintainer re-queues it from the review page.
         Submission.objects.filter(id=run.id).update(status="queued")
-        assert pipeline.scoring_run_start(submission_id=str(run.id)) is not None
+        assert scoring_runs.scoring_run_start(submission_id=str(run.id)) is not None
         app.control.purge()
         reviewer = Client()
         reviewer.force_login(maintainer.user)

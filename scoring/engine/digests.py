@@ -1,4 +1,4 @@
-"""SHA-256 of bytes, files and trees: the one definition every side hashes with."""
+"""SHA-256 of bytes, files and trees: the one definition every side (client, Portal, scoring) hashes with."""
 
 import hashlib
 from collections.abc import Callable

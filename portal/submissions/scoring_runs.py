@@ -1,0 +1,126 @@
+"""A confirmed submission's way through scoring: claimed, scored instance by instance, then
+finalised (scored) or failed, each with its status and reason.
+
+The scoring itself (sandbox, engine, one stored score per result) is `scoring.pipeline`; this
+side hands it plain data and moves the submission. Every step is safe to repeat: a redelivered
+Celery task finds its work done and returns. Claims are conditional UPDATEs or row locks, so a
+run starts once and finishes once however many workers see it.
+"""
+
+import logging
+from collections.abc import Callable
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from portal.submissions.models import Submission, SubmissionEntry
+from scoring.aggregation import ScoredResult, aggregate
+from scoring.models import InstanceScore, ScoringRun
+from scoring.pipeline import ResultToScore, instance_results_score
+from scoring.sandbox import SandboxBackend
+from scoring.selectors import scoring_run_latest
+
+logger = logging.getLogger(__name__)
+
+
+def scoring_run_start(*, submission_id: str, requested_by_id: str | None = None) -> ScoringRun | None:
+    """Claim a queued submission and open its scoring run (or resume the open one).
+
+    Returns None when there is nothing to do (already scored, withdrawn, …).
+    """
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().filter(id=submission_id).first()
+        if submission is None:
+            return None
+        current = scoring_run_latest(submission.id)
+        if submission.status == Submission.Status.SCORING and current and current.status == ScoringRun.Status.RUNNING:
+            return current  # redelivered: resume
+        if submission.status != Submission.Status.QUEUED:
+            return None
+        number = (submission.scoring_runs.aggregate(n=Max("number"))["n"] or 0) + 1
+        requester = get_user_model().objects.filter(id=requested_by_id).first() if requested_by_id else None
+        run = ScoringRun.objects.create(submission=submission, number=number, requested_by=requester)
+        submission.status = Submission.Status.SCORING
+        submission.scoring_started_at = timezone.now()
+        submission.save(update_fields=["status", "scoring_started_at"])
+    return run
+
+
+def scoring_run_pending_entries(run: ScoringRun) -> list[int]:
+    scored = InstanceScore.objects.filter(scoring_run=run).values_list("entry_id", flat=True)
+    return list(run.submission.entries.exclude(id__in=scored).values_list("id", flat=True))
+
+
+def scoring_run_pending_instances(run: ScoringRun) -> list[str]:
+    """Instance ids that still have unscored results in this run: one scoring task each."""
+    pending = scoring_run_pending_entries(run)
+    return sorted(set(SubmissionEntry.objects.filter(id__in=pending).values_list("instance_id", flat=True)))
+
+
+def instance_score(
+    *, scoring_run_id: int, instance_id: str, backend: SandboxBackend | None = None
+) -> list[InstanceScore]:
+    """Score this run's not yet scored results of one instance in one sandbox; store each once."""
+    run = ScoringRun.objects.select_related("submission").get(id=scoring_run_id)
+    entries = SubmissionEntry.objects.filter(submission_id=run.submission_id, instance_id=instance_id)
+    results = [ResultToScore(entry_id=entry_id, prompt_level=level, outputs=outputs)
+               for entry_id, level, outputs in entries.values_list("id", "prompt_level", "outputs")]
+    return instance_results_score(scoring_run_id=run.id, archive=run.submission.archive, instance_id=instance_id,
+                                  results=results, backend=backend)
+
+
+def scoring_run_finalize(*, scoring_run_id: int) -> bool:
+    """Aggregate once every result has its score. True if this call finished the run."""
+    run = ScoringRun.objects.select_related("submission").get(id=scoring_run_id)
+    total = run.submission.entries.count()
+    if InstanceScore.objects.filter(scoring_run=run).count() < total:
+        return False
+    scores = InstanceScore.objects.filter(scoring_run=run).select_related("entry")
+    results = [
+        ScoredResult(
+            instance_id=s.entry.instance_id,
+            task_id=s.entry.task_id,
+            prompt_level=s.entry.prompt_level,
+            attempt=s.entry.attempt,
+            completed=s.entry.result_status == "completed",
+            percent=s.percent,
+        )
+        for s in scores
+    ]
+    summary = aggregate(results)
+    with transaction.atomic():
+        claimed = ScoringRun.objects.filter(id=run.id, status=ScoringRun.Status.RUNNING).update(
+            status=ScoringRun.Status.COMPLETE, finished_at=timezone.now(), aggregate=summary
+        )
+        if not claimed:
+            return False
+        Submission.objects.filter(id=run.submission_id).update(
+            status=Submission.Status.SCORED, scored_at=timezone.now(), overall_score=summary["overall"],
+            status_reason="",
+        )
+        transaction.on_commit(lambda: scoring_run_completed_hooks(run.id))
+    return True
+
+
+# Other apps (leaderboard: integrity flags, owner e-mail) register here instead of being imported.
+COMPLETION_HOOKS: list[Callable[[int], None]] = []
+
+
+def scoring_run_completed_hooks(scoring_run_id: int) -> None:
+    for hook in COMPLETION_HOOKS:
+        try:
+            hook(scoring_run_id)
+        except Exception:  # a notification must never undo a finished scoring
+            logger.exception("completion hook %s failed for scoring run %s", hook, scoring_run_id)
+
+
+def scoring_run_fail(*, scoring_run_id: int, reason: str) -> None:
+    run = ScoringRun.objects.get(id=scoring_run_id)
+    if ScoringRun.objects.filter(id=run.id, status=ScoringRun.Status.RUNNING).update(
+        status=ScoringRun.Status.FAILED, finished_at=timezone.now(), reason=reason
+    ):
+        Submission.objects.filter(id=run.submission_id, status=Submission.Status.SCORING).update(
+            status=Submission.Status.FAILED, status_reason=reason
+        )
