@@ -393,6 +393,8 @@ CELERY_BEAT_SCHEDULE = {
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
 SCORING_MEMORY_BYTES = env_int("ASIBENCH_SCORING_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
+# Disk a scorer may write beside the staged outputs it is given (its sandbox's scratch dir).
+SCORING_SCRATCH_BYTES = env_int("ASIBENCH_SCORING_SCRATCH_MB", 512, minimum=1) * 1024 * 1024
 # Limits for task code from the catalog and from proposals (generators, the pre-submit validator).
 # These are the server's caps; a task's own timeout_seconds never raises them. Memory and the
 # process count hold for the whole sandboxed run, not per process; the scratch dir is capped too.

@@ -32,6 +32,7 @@ from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_result_line, score_argv, score_batch_argv
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.sandbox import Limits, SandboxBackend, SandboxError, SandboxResult, python_runtime_env
+from scoring.sandbox.process import disk_usage
 
 logger = logging.getLogger(__name__)
 
@@ -177,6 +178,9 @@ def results_score_in_sandbox(
     `workdir` (writable inside) must hold the pred dirs."""
     mounts = [task_dir, reference.parent, *backend.runtime_mounts()]
     outcomes: dict[int, dict[str, Any]] = {}
+    # The staged outputs are the agent's and already bounded by intake; the scorer (the task
+    # author's code) may add SCORING_SCRATCH_BYTES on top of them, no more.
+    scratch_cap = disk_usage(workdir) + (1 << 20) + settings.SCORING_SCRATCH_BYTES
     if len(staged) > 1:
         jobs = [{"job": str(key), "pred_dir": str(pred), "prompt_level": level}
                 for key, (level, pred) in staged.items()]
@@ -185,7 +189,7 @@ def results_score_in_sandbox(
         single = scoring_limits()
         # Time for the whole batch scales with its size; memory and processes stay per process.
         limits = single.replace(wall_clock_seconds=single.wall_clock_seconds * len(jobs),
-                                cpu_seconds=single.cpu_seconds * len(jobs))
+                                cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap)
         result = backend.run(_engine_batch_argv(backend, task_dir, reference, params, jobs_file),
                              workdir, mounts, limits)
         lines = _batch_lines(result.stdout_text)
@@ -199,7 +203,7 @@ def results_score_in_sandbox(
         if key in outcomes:
             continue
         result = backend.run(_engine_argv(backend, task_dir, pred, reference, params, level),
-                             workdir, mounts, scoring_limits())
+                             workdir, mounts, scoring_limits().replace(max_scratch_bytes=scratch_cap))
         outcomes[key] = _stopped_or_crashed(result) or _interpret(result.stdout_text)
     return outcomes
 
