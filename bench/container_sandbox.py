@@ -3,8 +3,9 @@ against bwrap.
 
 Two figures: the bare start cost (median wall time of `/bin/true` through each backend,
 minus a plain subprocess), and the cost per scored result (real tasks, each solved by its
-reference solver, scored at b1..b4 by `python -m scoring.engine score` in each backend,
-exactly as the worker does; best of --repeat alternating rounds).
+reference solver, scored at b1..b4 in each backend: one sandbox per result, and one sandbox per
+instance running `score-batch` through the very function the worker calls; best of --repeat
+alternating rounds, one instance at a time).
 
     DOCKER_HOST=unix:///run/asibench-podman.sock .venv/bin/python bench/container_sandbox.py [--tasks 4]
 
@@ -24,10 +25,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "bench")]
 os.environ.setdefault("DOCKER_HOST", "unix:///run/asibench-podman.sock")
 
-from scoring_throughput import LEVELS, prepare, score_all  # noqa: E402
+from scoring_throughput import LEVELS, Prepared, per_instance, per_result  # noqa: E402
 
 from scoring.generation import discover_task_dirs  # noqa: E402
 from scoring.sandbox import Limits, get_backend, python_runtime_env  # noqa: E402
+
+MODES = {"per result": per_result, "per instance": per_instance}
 
 
 def start_cost_ms(samples: int, limits: Limits) -> dict[str, float]:
@@ -59,25 +62,30 @@ def main() -> None:
                     max_file_bytes=256 << 20, env=python_runtime_env())
     starts = start_cost_ms(args.samples, limits)
     with tempfile.TemporaryDirectory(prefix="bench-containers-") as tmp:
-        prepared = []
-        for index, task_dir in enumerate(discover_task_dirs(args.tasks_dir)[: args.tasks]):
-            pred, ref, params = prepare(task_dir, Path(tmp) / str(index))
-            prepared.append((task_dir, pred, ref, params))
+        prepared = [Prepared(task_dir, Path(tmp) / str(index), 42)
+                    for index, task_dir in enumerate(discover_task_dirs(args.tasks_dir)[: args.tasks])]
         n = len(prepared) * len(LEVELS)
-        times: dict[str, list[float]] = {"bwrap": [], "docker": []}
+        times: dict[tuple[str, str], list[float]] = {}
         for _ in range(args.repeat):  # alternate so that machine noise hits both backends alike
-            for name in ("bwrap", "docker"):
-                times[name].append(score_all(name, prepared, limits))
-    best = {name: min(values) for name, values in times.items()}
+            for mode, make in MODES.items():
+                for name in ("bwrap", "docker"):
+                    score = make(name)
+                    started = time.perf_counter()
+                    for item in prepared:
+                        score(item)
+                    times.setdefault((mode, name), []).append(time.perf_counter() - started)
+    best = {key: min(values) for key, values in times.items()}
     print(f"start cost (/bin/true, median of {args.samples}): docker {starts['docker']:.0f} ms, "
           f"bwrap {starts['bwrap']:.0f} ms, plain subprocess {starts['plain']:.1f} ms")
     print(f"container start cost over bwrap: {starts['docker'] - starts['bwrap']:+.0f} ms per sandbox run")
-    print(f"scored results per round: {n} ({len(prepared)} tasks x b1..b4)")
-    for name in ("bwrap", "docker"):
-        print(f"{name:>6}: {best[name] / n * 1000:7.0f} ms per scored result  "
-              f"(best of {args.repeat}: {best[name]:.1f} s)")
-    print(f"docker - bwrap: {(best['docker'] - best['bwrap']) / n * 1000:+.0f} ms per scored result "
-          f"({100 * (best['docker'] - best['bwrap']) / best['bwrap']:+.0f} %)")
+    print(f"scored results per round: {n} ({len(prepared)} tasks x b1..b4), one instance at a time")
+    for mode in MODES:
+        for name in ("bwrap", "docker"):
+            print(f"{mode:>12} {name:>6}: {best[(mode, name)] / n * 1000:7.0f} ms per scored result  "
+                  f"(best of {args.repeat}: {best[(mode, name)]:.1f} s)")
+        extra = best[(mode, "docker")] - best[(mode, "bwrap")]
+        print(f"{mode:>12} docker - bwrap: {extra / n * 1000:+.0f} ms per scored result "
+              f"({100 * extra / best[(mode, 'bwrap')]:+.0f} %)")
 
 
 if __name__ == "__main__":
