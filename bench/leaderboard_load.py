@@ -202,7 +202,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
 
-    env = dict(os.environ, DATABASE_URL=args.database_url, DEBUG="0", LOG_LEVEL="WARNING",
+    # Production settings, but plain HTTP on loopback: no redirect to https (a TLS proxy's job).
+    env = dict(os.environ, DATABASE_URL=args.database_url, DEBUG="0", LOG_LEVEL="WARNING", SECURE_SSL_REDIRECT="0",
                SECRET_KEY="bench-" + "k" * 60, ASIBENCH_VAR_DIR=str(REPO / "var" / "bench"),
                ALLOWED_HOSTS="127.0.0.1,localhost", CELERY_BROKER_URL=os.environ.get(
                    "CELERY_BROKER_URL", "redis://127.0.0.1:6379/13"))
