@@ -115,6 +115,18 @@ def board_query_from(params: Any, datasets: list[Dataset],
     return BoardQuery(dataset=dataset, domain=domain, sort=sort, descending=direction != "asc")
 
 
+def board_page_number(query: BoardQuery, raw: str | None, page_size: int) -> int:
+    """The page a `?page=` value lands on (as Paginator.get_page settles it: not a number → 1,
+    past the end → the last), from a cached row count, so a warm page never loads the rows."""
+    total = board_cached("count", query, lambda: len(board_rows(query)), per_sort=False)
+    last = max(1, -(-total // page_size))
+    try:
+        number = int(raw or 1)
+    except ValueError:
+        return 1
+    return min(max(number, 1), last)
+
+
 def board_rows(query: BoardQuery) -> list[dict[str, Any]]:
     """The board for a dataset (and domain), sorted. One query on a cold cache, none when warm."""
     rows = board_cached("rows", query, lambda: _rows_uncached(query.dataset, query.domain), per_sort=False)

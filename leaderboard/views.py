@@ -37,7 +37,7 @@ def board(request: HttpRequest) -> HttpResponse:
     base = {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {})}
     # The table and charts are the same for every visitor: cached as HTML until the next publish.
     # The page number in the key is the one the paginator settled on, never the raw parameter.
-    page_no = Paginator(selectors.board_rows(query), PAGE_SIZE).get_page(request.GET.get("page")).number
+    page_no = selectors.board_page_number(query, request.GET.get("page"), PAGE_SIZE)
     body = selectors.board_cached("html", query, lambda: _board_body(query, base, page_no), extra=(str(page_no),))
     return render(request, "leaderboard/board.html", {
         "query": query, "datasets": datasets, "domains": domains, "body": mark_safe(body),
