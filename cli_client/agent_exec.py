@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from scoring.sandbox import Limits, SandboxError, get_backend, python_runtime_mounts
+from scoring.sandbox import Limits, SandboxBackend, SandboxError, get_backend, python_runtime_mounts
 from scoring.sandbox.process import drive
 
 OUTPUT_CAP = 32 << 20
@@ -89,6 +89,13 @@ def linux_ns_mounts(extra: list[Path]) -> list[Path]:
 
 def run_linux_ns(command: str, workspace: Path, *, host_env: Mapping[str, str], timeout: float,
                  mounts: list[Path], pass_env: list[str]) -> AgentRun:
+    return _run_sandboxed(get_backend("bwrap"), "linux_ns", command, workspace, mounts, timeout, network=True,
+                          env=sandbox_env(host_env, workspace, pass_env))
+
+
+def _run_sandboxed(backend: SandboxBackend, label: str, command: str, workspace: Path, mounts: list[Path],
+                   timeout: float, *, network: bool, env: dict[str, str]) -> AgentRun:
+    """The agent's command in `backend` with the agent limits; a sandbox failure is the run's error."""
     started = time.monotonic()
     limits = Limits(
         wall_clock_seconds=timeout,
@@ -96,14 +103,14 @@ def run_linux_ns(command: str, workspace: Path, *, host_env: Mapping[str, str], 
         memory_bytes=SANDBOX_MEMORY_BYTES,
         max_processes=SANDBOX_MAX_PROCESSES,
         max_file_bytes=SANDBOX_MAX_FILE_BYTES,
-        network=True,
-        env=sandbox_env(host_env, workspace, pass_env),
+        network=network,
+        env=env,
         max_output_bytes=OUTPUT_CAP,
     )
     try:
-        result = get_backend("bwrap").run(["/bin/sh", "-c", command], workspace, list(mounts), limits)
+        result = backend.run(["/bin/sh", "-c", command], workspace, list(mounts), limits)
     except SandboxError as exc:
-        return AgentRun(None, b"", b"", False, time.monotonic() - started, error=f"linux_ns sandbox: {exc}")
+        return AgentRun(None, b"", b"", False, time.monotonic() - started, error=f"{label} sandbox: {exc}")
     return AgentRun(None if result.timed_out else result.returncode, result.stdout, result.stderr,
                     result.timed_out, result.duration_seconds)
 
@@ -127,25 +134,10 @@ def run_os(command: str, workspace: Path, *, host_env: Mapping[str, str], timeou
            network: str, mounts: list[Path], pass_env: list[str]) -> AgentRun:
     from scoring.sandbox.docker_backend import DockerBackend
 
-    started = time.monotonic()
     env = sandbox_env(host_env, workspace, pass_env)
     env.pop("PATH")  # the host's venv means nothing inside; the image's PATH applies
-    limits = Limits(
-        wall_clock_seconds=timeout,
-        cpu_seconds=int(timeout * (os.cpu_count() or 1)) + 60,
-        memory_bytes=SANDBOX_MEMORY_BYTES,
-        max_processes=SANDBOX_MAX_PROCESSES,
-        max_file_bytes=SANDBOX_MAX_FILE_BYTES,
-        network=network == "bridge",
-        env=env,
-        max_output_bytes=OUTPUT_CAP,
-    )
-    try:
-        result = DockerBackend(image=image).run(["/bin/sh", "-c", command], workspace, list(mounts), limits)
-    except SandboxError as exc:
-        return AgentRun(None, b"", b"", False, time.monotonic() - started, error=f"os sandbox: {exc}")
-    return AgentRun(None if result.timed_out else result.returncode, result.stdout, result.stderr,
-                    result.timed_out, result.duration_seconds)
+    return _run_sandboxed(DockerBackend(image=image), "os", command, workspace, mounts, timeout,
+                          network=network == "bridge", env=env)
 
 
 def run_unsandboxed(command: str, cwd: Path, *, host_env: Mapping[str, str], timeout: float) -> AgentRun:

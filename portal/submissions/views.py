@@ -49,25 +49,23 @@ def upload_page(request: AuthedRequest) -> HttpResponse:
     return render(request, "submissions/upload.html", {"error": error}, status=422 if error else 200)
 
 
-@login_required
-def submission_detail(request: AuthedRequest, submission_id: str) -> HttpResponse:
+def _report(request: AuthedRequest, submission_id: str, template: str) -> HttpResponse:
     try:
         submission = services.submission_get_for(user=request.user, submission_id=submission_id)
     except NotFound as exc:
         return not_found_page(request, exc)
-    context = selectors.submission_report_context(submission, viewer=request.user)
-    return render(request, "submissions/detail.html", context)
+    return render(request, template, selectors.submission_report_context(submission, viewer=request.user))
+
+
+@login_required
+def submission_detail(request: AuthedRequest, submission_id: str) -> HttpResponse:
+    return _report(request, submission_id, "submissions/detail.html")
 
 
 @login_required
 def submission_live(request: AuthedRequest, submission_id: str) -> HttpResponse:
     """The run page's status, progress and scores alone, for the page's live updater."""
-    try:
-        submission = services.submission_get_for(user=request.user, submission_id=submission_id)
-    except NotFound as exc:
-        return not_found_page(request, exc)
-    context = selectors.submission_report_context(submission, viewer=request.user)
-    return render(request, "submissions/_live.html", context)
+    return _report(request, submission_id, "submissions/_live.html")
 
 
 @login_required

@@ -34,13 +34,18 @@ class UsageError(Exception):
     pass
 
 
-def _params(text: str) -> dict[str, Any]:
+def _json_arg(option: str, text: str) -> Any:
+    """A JSON option value, given inline or as `@file`."""
     if text.startswith("@"):
         text = Path(text[1:]).read_text(encoding="utf-8")
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except ValueError as exc:
-        raise UsageError(f"--params is not valid JSON: {exc}") from None
+        raise UsageError(f"{option} is not valid JSON: {exc}") from None
+
+
+def _params(text: str) -> dict[str, Any]:
+    value = _json_arg("--params", text)
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -111,12 +116,7 @@ def read_result_line(stdout: str) -> dict[str, Any]:
 
 
 def _jobs(text: str) -> list[dict[str, Any]]:
-    if text.startswith("@"):
-        text = Path(text[1:]).read_text(encoding="utf-8")
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"--jobs is not valid JSON: {exc}") from None
+    value = _json_arg("--jobs", text)
     if not isinstance(value, list) or not all(
         isinstance(j, dict) and isinstance(j.get("job"), str | int) and isinstance(j.get("pred_dir"), str)
         for j in value
