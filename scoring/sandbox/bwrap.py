@@ -61,7 +61,7 @@ from .base import (
     classify,
     normalize_mounts,
 )
-from .process import Watch, disk_usage, drive, rlimit_preexec
+from .process import Watch, disk_usage, drive, rlimit_preexec, workdir_owned_by
 
 INSIDE_ID = 65534
 DEFAULT_UID_BASE = 1_900_000_000
@@ -136,7 +136,7 @@ class BwrapBackend(SandboxBackend):
             stage_binds = [(str(src), stage) for (src, _), stage in
                            zip(binds, sources, strict=True)] if slot else []
             started: list[int] = []  # bwrap's pid, the root of every process of the run
-            with _owned_by(workdir, host_uid) if slot else nullcontext():
+            with workdir_owned_by(workdir, host_uid) if slot else nullcontext():
                 done = drive(
                     args,
                     cwd=Path("/"),
@@ -418,29 +418,6 @@ def _check_readable(src: Path, *, as_root: bool) -> None:
             f"read-only mount {src} is not readable by the sandbox user "
             "(make it world-readable: o+r, and o+x on directories)"
         )
-
-
-@contextmanager
-def _owned_by(workdir: Path, uid: int) -> Iterator[None]:
-    """Hand the workdir tree to the sandbox uid for the run, then back to its owner."""
-    st = os.stat(workdir)
-    if st.st_uid == uid:
-        yield
-        return
-    _chown_tree(workdir, uid, uid)
-    try:
-        yield
-    finally:
-        _chown_tree(workdir, st.st_uid, st.st_gid)
-
-
-def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    # lchown and no symlink following: the sandbox may have planted links to host files.
-    os.chown(root, uid, gid, follow_symlinks=False)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for name in dirnames + filenames:
-            with suppress(FileNotFoundError):
-                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
 
 
 def _uids_pids(uid: int, *, include_zombies: bool = False) -> list[int]:

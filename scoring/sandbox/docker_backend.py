@@ -37,8 +37,7 @@ from .base import (
     classify,
     normalize_mounts,
 )
-from .bwrap import _owned_by
-from .process import disk_usage
+from .process import disk_usage, workdir_owned_by
 
 # Host-side variables that mean nothing inside the image (its code is on its own sys.path).
 _DROPPED_ENV = frozenset({"PYTHONPATH", "PYTHONHOME"})
@@ -137,7 +136,7 @@ class DockerBackend(SandboxBackend):
             raise MountError(f"the container runs as uid {CONTAINER_UID} and cannot write {workdir}; "
                              "the docker backend hands the workdir over, which needs root")
         # As root, lend the workdir to the container's uid for the run, as bwrap does.
-        with _owned_by(workdir, CONTAINER_UID) if os.geteuid() == 0 else nullcontext():
+        with workdir_owned_by(workdir, CONTAINER_UID) if os.geteuid() == 0 else nullcontext():
             return self._run_container(client, config, limits, workdir)
 
     def _run_container(self, client: Any, config: dict[str, Any], limits: Limits, workdir: Path) -> SandboxResult:

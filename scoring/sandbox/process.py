@@ -1,4 +1,5 @@
-"""Run one host process with a deadline, bounded output capture and a group kill."""
+"""Host-side helpers both sandbox backends share: run one process with a deadline, bounded output
+capture and a group kill; measure a scratch tree; lend a workdir to the sandbox uid."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import signal
 import stat
 import subprocess
 import time
-from collections.abc import Callable, Collection
-from contextlib import suppress
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -173,3 +174,26 @@ def disk_usage(root: Path) -> int:
                     if stat.S_ISDIR(st.st_mode):
                         stack.append(entry.path)
     return total
+
+
+@contextmanager
+def workdir_owned_by(workdir: Path, uid: int) -> Iterator[None]:
+    """Hand the workdir tree to the sandbox uid for the run, then back to its owner."""
+    st = os.stat(workdir)
+    if st.st_uid == uid:
+        yield
+        return
+    _chown_tree(workdir, uid, uid)
+    try:
+        yield
+    finally:
+        _chown_tree(workdir, st.st_uid, st.st_gid)
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    # lchown and no symlink following: the sandbox may have planted links to host files.
+    os.chown(root, uid, gid, follow_symlinks=False)
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            with suppress(FileNotFoundError):
+                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
