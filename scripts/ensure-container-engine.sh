@@ -70,8 +70,9 @@ if ! curl -fsS --unix-socket "$SOCKET" http://d/_ping >/dev/null 2>&1; then
   say "starting podman system service on $SOCKET"
   mkdir -p "$LOG_DIR"
   rm -f "$SOCKET"
-  setsid nohup podman system service --time=0 "unix://$SOCKET" \
-    >>"$LOG_DIR/podman-service.log" 2>&1 < /dev/null 9>&- &  # 9>&-: not our lock
+  # Started from the log dir: conmon leaves files (`oom` after a memory kill) in the service's cwd.
+  (cd "$LOG_DIR" && exec setsid nohup podman system service --time=0 "unix://$SOCKET" \
+    >>"$LOG_DIR/podman-service.log" 2>&1 < /dev/null 9>&-) &  # 9>&-: not our lock
   for _ in $(seq 1 50); do
     curl -fsS --unix-socket "$SOCKET" http://d/_ping >/dev/null 2>&1 && break
     sleep 0.2

@@ -1,7 +1,9 @@
 """scripts/ensure-container-engine.sh is idempotent: with the engine up and the image current
 (as `make test` left them), a second run changes nothing and says so."""
 
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +33,12 @@ def test_a_second_run_keeps_the_service_and_the_image():
         "container engine: ready on unix:///run/asibench-podman.sock with image asibench-scoring:latest"]
     assert service_pids() == pids and image_id() == image
     assert "[engine]" in (open("/etc/containers/containers.conf").read())
+
+
+def test_the_service_runs_outside_any_checkout():
+    # conmon drops an `oom` file into the service's working directory when a container is
+    # memory-killed; started from the checkout, that file landed in the repository root.
+    (pid,) = service_pids()
+    cwd = Path(f"/proc/{pid}/cwd").resolve()
+    assert cwd == Path(os.environ.get("ASIBENCH_ENGINE_LOG_DIR", "/var/log/asibench")), cwd
+    assert REPO not in (cwd, *cwd.parents)
