@@ -1,4 +1,4 @@
-# A separate migration (its own transaction): PostgreSQL refuses ALTER TABLE on rows 0002 just updated.
+# The owner is required, and in the configuration index and its one-current-row constraint.
 
 import django.db.models.deletion
 from django.conf import settings
@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("leaderboard", "0002_leaderboardentry_owner"),
+        ("leaderboard", "0003_leaderboardentry_owner_data"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

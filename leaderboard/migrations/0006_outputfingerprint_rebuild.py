@@ -2,9 +2,7 @@
 The old rows (a digest of every shipped file) are dropped and rebuilt from the stored results, so runs
 scored before this migration are still found by later copies."""
 
-import django.db.models.deletion
-from django.conf import settings
-from django.db import migrations, models
+from django.db import migrations
 
 
 def rebuild(apps, schema_editor):
@@ -35,34 +33,11 @@ def rebuild(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("leaderboard", "0003_board_configuration_with_owner"),
+        ("leaderboard", "0005_outputfingerprint_declared_files"),
         ("scoring", "0003_instancescore_entry_scoringrun_requested_by_and_more"),
         ("submissions", "0001_initial"),
-        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
-        migrations.DeleteModel(name="OutputFingerprint"),
-        migrations.CreateModel(
-            name="OutputFingerprint",
-            fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("instance_id", models.CharField(max_length=200)),
-                ("prompt_level", models.CharField(max_length=2)),
-                ("path", models.CharField(blank=True, max_length=300)),
-                ("digest", models.CharField(max_length=64)),
-                ("entry", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+",
-                                            to="submissions.submissionentry")),
-                ("owner", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+",
-                                            to=settings.AUTH_USER_MODEL)),
-                ("submission", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+",
-                                                 to="submissions.submission")),
-            ],
-            options={
-                "indexes": [models.Index(fields=["digest", "instance_id"], name="fingerprint_lookup")],
-                "constraints": [models.UniqueConstraint(fields=("entry", "path"),
-                                                        name="one_fingerprint_per_result_file")],
-            },
-        ),
         migrations.RunPython(rebuild, migrations.RunPython.noop),
     ]
