@@ -162,7 +162,7 @@ def seed(runs: int, tasks_per_domain: list[int]) -> None:
              for r in scorings for e in by_sub[r.submission_id]), batch_size=5000)
         LeaderboardEntry.objects.bulk_create(
             LeaderboardEntry(submission=s, scoring_run=r, dataset=dataset, display_name=f"{s.agent} · {s.model}",
-                             agent=s.agent, model=s.model, effort=s.effort, sandbox=s.sandbox,
+                             owner=owner, agent=s.agent, model=s.model, effort=s.effort, sandbox=s.sandbox,
                              **entry_snapshot(s, r)) for s, r in zip(subs, scorings, strict=True))
         RunReview.objects.bulk_create(RunReview(submission=s, state="published", display_name=s.model,
                                                 decided_by=maintainer) for s in subs)

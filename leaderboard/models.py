@@ -8,6 +8,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from portal.submissions.models import CONFIGURATION_FIELDS
+
 
 class RunReview(models.Model):
     """The maintainers' decision on one run. Absent until the first action."""
@@ -79,19 +81,24 @@ class IntegrityFlag(models.Model):
 
 
 class OutputFingerprint(models.Model):
-    """Digest of one result's outputs, so duplicate detection is an indexed lookup, not a scan."""
+    """Digest of one result's declared outputs (what the scorer reads), so duplicate detection is an
+    indexed lookup, not a scan: one row per declared file (`path`), and one for the set of them (`path`
+    SET_PATH). Files the task does not declare are left out: they change no score, so they must not
+    make a copied run look different."""
 
-    entry = models.OneToOneField(
-        "submissions.SubmissionEntry", primary_key=True, on_delete=models.CASCADE, related_name="+"
-    )
+    SET_PATH = ""
+
+    entry = models.ForeignKey("submissions.SubmissionEntry", on_delete=models.CASCADE, related_name="+")
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="+")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     instance_id = models.CharField(max_length=200)
     prompt_level = models.CharField(max_length=2)
+    path = models.CharField(max_length=300, blank=True)
     digest = models.CharField(max_length=64)
 
     class Meta:
         indexes = [models.Index(fields=["digest", "instance_id"], name="fingerprint_lookup")]
+        constraints = [models.UniqueConstraint(fields=["entry", "path"], name="one_fingerprint_per_result_file")]
 
 
 class LeaderboardEntry(models.Model):
@@ -103,11 +110,12 @@ class LeaderboardEntry(models.Model):
     scoring_run = models.ForeignKey("scoring.ScoringRun", on_delete=models.PROTECT, related_name="+")
     dataset = models.ForeignKey("scoring.Dataset", on_delete=models.PROTECT, related_name="+")
     display_name = models.CharField(max_length=120)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")  # never public
     agent = models.CharField(max_length=200)
     model = models.CharField(max_length=200)
     effort = models.CharField(max_length=60)
     sandbox = models.CharField(max_length=40)
-    # The newest published run of its (dataset, agent, model, effort, sandbox): the board's row.
+    # The newest published run of its configuration (CONFIGURATION_FIELDS, the owner included): the board's row.
     is_current = models.BooleanField(default=True)
     b1 = models.FloatField(null=True)
     b2 = models.FloatField(null=True)
@@ -127,7 +135,11 @@ class LeaderboardEntry(models.Model):
         ordering = ["-mean", "display_name"]
         indexes = [
             models.Index(fields=["dataset", "is_current"], name="board_rows"),
-            models.Index(fields=["dataset", "agent", "model", "effort", "sandbox"], name="board_configuration"),
+            models.Index(fields=list(CONFIGURATION_FIELDS), name="board_configuration"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=list(CONFIGURATION_FIELDS), condition=models.Q(is_current=True),
+                                    name="one_current_row_per_configuration"),
         ]
 
     def __str__(self) -> str:

@@ -18,7 +18,7 @@ from leaderboard.models import IntegrityFlag, LeaderboardEntry, ReviewAction, Ru
 from leaderboard.stats import Interval, rank_with_ties
 from portal.errors import NotFound, ValidationFailed
 from portal.submissions.models import Submission
-from portal.submissions.selectors import confirmed_attempts, confirmed_attempts_of
+from portal.submissions.selectors import configuration_of, confirmed_attempts, confirmed_attempts_of
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 
 GENERATION_KEY = "leaderboard:generation"
@@ -269,7 +269,15 @@ def review_detail(submission: Submission) -> dict[str, Any]:
         "can_publish": submission.status == Submission.Status.SCORED and current is not None
         and current.status == ScoringRun.Status.COMPLETE,
         "republish": entry is not None and current is not None and entry.scoring_run_id != current.id,
+        "replaces": publish_replaces(submission),
     }
+
+
+def publish_replaces(submission: Submission) -> LeaderboardEntry | None:
+    """The board row that publishing this run would take off the board: its configuration's current row
+    if another run holds it, which (the owner being part of the configuration) is the owner's own."""
+    return (LeaderboardEntry.objects.filter(is_current=True, **configuration_of(submission))
+            .exclude(submission=submission).first())
 
 
 def audit_log(submission: Submission) -> list[ReviewAction]:

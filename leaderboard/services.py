@@ -24,9 +24,10 @@ from portal.mail import mail_send
 from portal.public_urls import public_url
 from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.reaper import submission_requeue
+from portal.submissions.selectors import configuration_of
 from portal.submissions.services import submission_rescore
 from scoring.engine.taskdef import PROMPT_LEVELS
-from scoring.models import Dataset, InstanceScore, ScoringRun
+from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 from scoring.selectors import scoring_run_latest
 
 MAX_NAME = 120
@@ -108,10 +109,10 @@ def provenance_summary(submission: Submission, scoring: ScoringRun) -> dict[str,
     }
 
 
-def _refresh_current(dataset_id: str, agent: str, model: str, effort: str, sandbox: str) -> None:
-    """Exactly one row per configuration is current: its newest published run."""
-    same = LeaderboardEntry.objects.filter(dataset_id=dataset_id, agent=agent, model=model, effort=effort,
-                                           sandbox=sandbox)
+def _refresh_current(configuration: dict[str, Any]) -> None:
+    """Exactly one row per configuration (`configuration_of`, the owner included) is current: its newest
+    published run. Another owner's run with the same labels is another configuration."""
+    same = LeaderboardEntry.objects.filter(**configuration)
     newest = same.order_by("-published_at", "-id").values_list("id", flat=True).first()
     if newest is None:
         return  # no published run of this configuration is left
@@ -139,15 +140,15 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str) -> Lea
         existing = LeaderboardEntry.objects.filter(submission=submission).first()
         if existing and existing.scoring_run_id == scoring.id and existing.display_name == name:
             return existing  # pressed twice: same result as once, one audit row
+        row = {"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name,
+               "owner_id": submission.owner_id, "agent": submission.agent, "model": submission.model,
+               "effort": submission.effort, "sandbox": submission.sandbox, "published_at": timezone.now(),
+               **entry_snapshot(submission, scoring)}
+        # A new row is not current until _refresh_current retires its configuration's previous one:
+        # one current row per configuration is a database constraint.
         entry, _ = LeaderboardEntry.objects.update_or_create(
-            submission=submission,
-            defaults={"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name,
-                      "agent": submission.agent, "model": submission.model, "effort": submission.effort,
-                      "sandbox": submission.sandbox, "published_at": timezone.now(),
-                      **entry_snapshot(submission, scoring)},
-        )
-        _refresh_current(submission.dataset_id, submission.agent, submission.model, submission.effort,
-                         submission.sandbox)
+            submission=submission, defaults=row, create_defaults={**row, "is_current": False})
+        _refresh_current(configuration_of(submission))
         _decide(submission, actor, RunReview.State.PUBLISHED, display_name=name, reason="")
         _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring)
         transaction.on_commit(board_cache_invalidate)
@@ -168,10 +169,10 @@ def review_unpublish(*, submission_id: Any, actor: User, reason: str) -> RunRevi
         entry = LeaderboardEntry.objects.filter(submission=submission).first()
         if entry is None:
             raise Conflict("This run is not published.", code="not_published")
-        config = (entry.dataset_id, entry.agent, entry.model, entry.effort, entry.sandbox)
+        configuration = configuration_of(entry)
         number = entry.scoring_run.number
         entry.delete()
-        _refresh_current(*config)
+        _refresh_current(configuration)
         review = _decide(submission, actor, RunReview.State.UNPUBLISHED, reason=why)
         ReviewAction.objects.create(submission=submission, actor=actor, kind=ReviewAction.Kind.UNPUBLISH,
                                     reason=why, scoring_number=number)
@@ -231,11 +232,29 @@ def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Subm
 
 # --- integrity flags ----------------------------------------------------------------------------
 
-def _outputs_digest(outputs: list[dict[str, Any]]) -> str | None:
-    if not outputs:
-        return None
-    pairs = sorted((str(o.get("path")), str(o.get("sha256"))) for o in outputs)
-    return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()
+def declared_output_digests(outputs: list[dict[str, Any]], declared: set[str]) -> dict[str, str]:
+    """{path: sha256} of a result's declared outputs (the files the scorer reads), and under
+    `OutputFingerprint.SET_PATH` a digest of them all. Undeclared files change no score, so an extra one
+    must not make a copy look different; empty files are what every failed run ships, so they prove nothing."""
+    files = {str(o.get("path")): str(o.get("sha256")) for o in outputs or []
+             if str(o.get("path")) in declared and o.get("bytes")}
+    if not files:
+        return {}
+    whole = hashlib.sha256(json.dumps(sorted(files.items())).encode()).hexdigest()
+    return {**files, OutputFingerprint.SET_PATH: whole}
+
+
+def _duplicate_detail(whole: set[str], shared: dict[str, set[str]]) -> str:
+    def some(bases: set[str]) -> str:
+        return ", ".join(sorted(bases)[:3])
+
+    partial = set(shared) - whole
+    files = ", ".join(sorted({path for base in partial for path in shared[base]})[:3])
+    parts = [f"{len(whole)} result(s) with identical declared outputs, e.g. {some(whole)}"] if whole else []
+    if partial:
+        parts.append(f"{len(partial)} {'more ' if whole else ''}result(s) sharing a declared output file ({files}),"
+                     f" e.g. {some(partial)}")
+    return "; ".join(parts)
 
 
 def _sandbox_problem(provenance: dict[str, Any], accepted: set[str]) -> str | None:
@@ -257,16 +276,19 @@ def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
     submission = Submission.objects.select_related("dataset").get(id=submission_id)
     scoring = scoring_run_latest(submission.id)
     entries = list(SubmissionEntry.objects.filter(submission=submission).values(
-        "id", "base_name", "instance_id", "prompt_level", "outputs", "timed_out_with_outputs", "provenance"))
+        "id", "base_name", "instance_id", "task_id", "prompt_level", "outputs", "timed_out_with_outputs",
+        "provenance"))
+    declared = {task_id: {str(o.get("name")) for o in outputs if isinstance(o, dict)}
+                for task_id, outputs in Task.objects.filter(id__in={e["task_id"] for e in entries})
+                .values_list("id", "declared_outputs")}
     accepted = set(submission.dataset.accepted_sandbox_modes or [])
     flags: list[IntegrityFlag] = []
     prints = []
     for e in entries:
-        digest = _outputs_digest(e["outputs"])
-        if digest:
+        for path, digest in declared_output_digests(e["outputs"], declared.get(e["task_id"], set())).items():
             prints.append(OutputFingerprint(entry_id=e["id"], submission=submission, owner_id=submission.owner_id,
                                             instance_id=e["instance_id"], prompt_level=e["prompt_level"],
-                                            digest=digest))
+                                            path=path, digest=digest))
         if e["timed_out_with_outputs"]:
             flags.append(IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.TIMED_OUT_WITH_OUTPUTS,
                                        base_name=e["base_name"],
@@ -284,18 +306,26 @@ def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
                   for base, used, now in stale]
     mirrored: list[IntegrityFlag] = []
     with transaction.atomic():
-        OutputFingerprint.objects.bulk_create(prints, batch_size=1000, update_conflicts=True,
-                                              unique_fields=["entry"], update_fields=["digest"])
-        by_key = {(p.digest, p.instance_id, p.prompt_level): p for p in prints}
-        matches: dict[Any, list[str]] = defaultdict(list)
+        # Replaced, not upserted: a task's declared outputs may have changed since the last computation.
+        OutputFingerprint.objects.filter(submission=submission).delete()
+        OutputFingerprint.objects.bulk_create(prints, batch_size=1000, ignore_conflicts=True)
+        base_of = {e["id"]: e["base_name"] for e in entries}
+        mine: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
+        for p in prints:
+            mine[(p.instance_id, p.prompt_level, p.path, p.digest)].add(base_of[p.entry_id])
+        whole: dict[Any, set[str]] = defaultdict(set)  # other run -> results whose declared set is identical
+        shared: dict[Any, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # -> result -> files
         others = (OutputFingerprint.objects.filter(digest__in={p.digest for p in prints})
                   .exclude(owner_id=submission.owner_id)
-                  .values_list("submission_id", "digest", "instance_id", "prompt_level"))
-        for other_id, digest, instance_id, level in others:
-            if (digest, instance_id, level) in by_key:
-                matches[other_id].append(f"{instance_id}__{level}")
-        for other_id, same in matches.items():
-            detail = f"{len(same)} result(s) byte-identical, e.g. {', '.join(sorted(same)[:3])}"
+                  .values_list("submission_id", "instance_id", "prompt_level", "path", "digest"))
+        for other_id, instance_id, level, path, digest in others:
+            for base in mine.get((instance_id, level, path, digest), ()):
+                if path == OutputFingerprint.SET_PATH:
+                    whole[other_id].add(base)
+                else:
+                    shared[other_id][base].add(path)
+        for other_id in sorted(set(whole) | set(shared), key=str):
+            detail = _duplicate_detail(whole[other_id], shared[other_id])
             flags.append(IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.DUPLICATE_OUTPUTS,
                                        other_submission_id=other_id, detail=detail))
             mirrored.append(IntegrityFlag(submission_id=other_id, kind=IntegrityFlag.Kind.DUPLICATE_OUTPUTS,

@@ -4,6 +4,11 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+# A run's configuration: one owner trying one agent setup on one dataset. The board keeps one current
+# row per configuration and counts confirmed attempts per configuration. The labels are free text from
+# the bundle, so the owner is what keeps one user's run from standing in for another's.
+CONFIGURATION_FIELDS = ("owner", "dataset", "agent", "model", "effort", "sandbox")
+
 
 class Submission(models.Model):
     """One uploaded result bundle (a run), from draft to scored."""

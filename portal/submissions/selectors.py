@@ -5,13 +5,15 @@ from django.db.models.functions import Coalesce
 
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
-from portal.submissions.models import Submission
+from portal.submissions.models import CONFIGURATION_FIELDS, Submission
 from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
 from scoring.models import InstanceScore
 from scoring.selectors import scoring_run_latest
 
-# A configuration, as the board groups runs: the same owner trying the same agent setup again.
-CONFIGURATION_FIELDS = ("owner", "dataset", "agent", "model", "effort", "sandbox")
+
+def configuration_of(run: Any) -> dict[str, Any]:
+    """The configuration of a run or of a board row, as filter arguments (ids: no query)."""
+    return {field: run.serializable_value(field) for field in CONFIGURATION_FIELDS}
 
 
 def confirmed_attempts(outer: str = "") -> Coalesce:
@@ -25,9 +27,7 @@ def confirmed_attempts(outer: str = "") -> Coalesce:
 
 
 def confirmed_attempts_of(submission: Submission) -> int:
-    return Submission.objects.filter(
-        confirmed_at__isnull=False, **{f: getattr(submission, f) for f in CONFIGURATION_FIELDS}
-    ).count()
+    return Submission.objects.filter(confirmed_at__isnull=False, **configuration_of(submission)).count()
 
 
 def submission_list_for_owner(user: User) -> QuerySet[Submission]:

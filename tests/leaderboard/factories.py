@@ -16,13 +16,14 @@ LEVELS = ("b1", "b2", "b3", "b4")
 OS_SANDBOX = {"requested_mode": "os", "effective_mode": "os", "enforcement_status": "fail_closed",
               "verification_status": "docker_container", "image_identity": "sha256:" + "ab" * 32}
 DEFAULT_DOMAINS = {"chemistry": 2, "math": 2, "biology": 1}
+DECLARED_OUTPUTS = [{"name": "result.json", "type": "json"}, {"name": "curve.npy", "type": "npy"}]
 
 
 def make_catalog(domains: dict[str, int] | None = None, datasets: Sequence[str] = ("seed42", "seed31415"),
                  ) -> dict[str, list[Instance]]:
-    """Tasks named <domain>.task_<i>, with one instance each in every dataset."""
+    """Tasks named <domain>.task_<i>, declaring DECLARED_OUTPUTS, with one instance each in every dataset."""
     tasks = [Task(id=f"{domain}.task_{i}", domain=domain, name=f"{domain} task {i}", version="1.0", status="final",
-                  revision=1, source_hash="0" * 64, source_dir="/nonexistent")
+                  revision=1, source_hash="0" * 64, source_dir="/nonexistent", declared_outputs=DECLARED_OUTPUTS)
              for domain, count in (domains or DEFAULT_DOMAINS).items() for i in range(1, count + 1)]
     Task.objects.bulk_create(tasks)
     out = {}
@@ -128,7 +129,7 @@ def published_in_bulk(submissions: Sequence[Submission], actor: Any, name: Calla
     runs = {r.submission_id: r for r in ScoringRun.objects.filter(submission__in=submissions)}
     LeaderboardEntry.objects.bulk_create(
         LeaderboardEntry(submission=s, scoring_run=runs[s.id], dataset_id=s.dataset_id, display_name=name(s),
-                         agent=s.agent, model=s.model, effort=s.effort, sandbox=s.sandbox,
+                         owner_id=s.owner_id, agent=s.agent, model=s.model, effort=s.effort, sandbox=s.sandbox,
                          **entry_snapshot(s, runs[s.id]))
         for s in submissions)
     RunReview.objects.bulk_create(RunReview(submission=s, state="published", display_name=name(s), decided_by=actor)

@@ -1,5 +1,7 @@
 """Integrity flags computed when a run is scored (the scoring pipeline's completion hook)."""
 
+import hashlib
+
 import pytest
 
 from leaderboard.models import IntegrityFlag
@@ -10,9 +12,19 @@ from tests.leaderboard.factories import RunSpec, scored_run
 pytestmark = pytest.mark.django_db
 
 
+def output(base: str, path: str, content: str, size: int = 10) -> dict:
+    return {"path": path, "member": f"{base}.outputs/{path}", "sha256": hashlib.sha256(content.encode()).hexdigest(),
+            "bytes": size}
+
+
 def same_bytes(base: str, level: str) -> list[dict]:
-    return [{"path": "result.json", "member": f"{base}.outputs/result.json", "sha256": "c0ffee" * 10 + "abcd",
-             "bytes": 10}]
+    return [output(base, "result.json", "shared result")]
+
+
+def outputs_of(**files: str):
+    """Outputs whose content depends on the result and the given tag per file (`None`: not shipped)."""
+    return lambda base, level: [output(base, path.replace("_", "."), f"{tag}:{base}")
+                                for path, tag in files.items() if tag is not None]
 
 
 def flags_of(submission) -> list[tuple[str, str]]:
@@ -43,7 +55,7 @@ def test_outputs_identical_to_another_users_run_flag_both_runs(catalog, submitte
     score(own_rerun)
     flag = IntegrityFlag.objects.get(submission=copy, other_submission=original)
     assert flag.kind == "duplicate_outputs" and flag.base_name == ""
-    assert flag.detail.startswith("20 result(s) byte-identical")
+    assert flag.detail.startswith("20 result(s) with identical declared outputs")
     assert IntegrityFlag.objects.get(submission=original, other_submission=copy).kind == "duplicate_outputs"
     # The same user's rerun matches the copy (another user) but not the user's own first run.
     assert set(IntegrityFlag.objects.filter(submission=own_rerun).values_list("other_submission_id", flat=True)) == {
@@ -76,3 +88,49 @@ def test_timed_out_results_with_outputs_are_flagged(catalog, submitter):
     run = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], timed_out_with_outputs={base}))
     score(run)
     assert flags_of(run) == [("timed_out_outputs", base)]
+
+
+def duplicate_details(submission) -> dict:
+    return dict(IntegrityFlag.objects.filter(submission=submission, kind="duplicate_outputs")
+                .values_list("other_submission_id", "detail"))
+
+
+def test_a_copy_of_the_declared_outputs_plus_an_extra_unscored_file_is_flagged(catalog, submitter, other_user):
+    # The catalog's tasks declare result.json and curve.npy; notes.txt is nobody's output, the scorer ignores it.
+    original = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"],
+                                  outputs=outputs_of(result_json="A", curve_npy="A")))
+    score(original)
+    copy = scored_run(RunSpec(owner=other_user.user, instances=catalog["seed42"],
+                              outputs=outputs_of(result_json="A", curve_npy="A", notes_txt="padding")))
+    score(copy)
+    assert duplicate_details(copy) == {
+        original.id: "20 result(s) with identical declared outputs, e.g. biology.task_1__seed42__b1, "
+                     "biology.task_1__seed42__b2, biology.task_1__seed42__b3"}
+    assert original.id in duplicate_details(copy) and copy.id in duplicate_details(original)
+
+
+def test_sharing_one_declared_output_file_is_flagged_even_when_the_others_differ(catalog, submitter, other_user):
+    original = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"],
+                                  outputs=outputs_of(result_json="A", curve_npy="A")))
+    score(original)
+    partial = scored_run(RunSpec(owner=other_user.user, instances=catalog["seed42"],
+                                 outputs=outputs_of(result_json="B", curve_npy="A")))
+    score(partial)
+    detail = duplicate_details(partial)[original.id]
+    assert detail.startswith("20 result(s) sharing a declared output file (curve.npy), e.g. biology.task_1__seed42__b1")
+    assert "identical declared outputs" not in detail
+    assert partial.id in duplicate_details(original)
+
+
+def test_identical_undeclared_or_empty_files_alone_do_not_flag_a_run(catalog, submitter, other_user):
+    empty = {"path": "curve.npy", "sha256": hashlib.sha256(b"").hexdigest(), "bytes": 0}
+
+    def with_shared_extras(tag: str):
+        return lambda base, level: [output(base, "result.json", f"{tag}:{base}"), output(base, "notes.txt", "same"),
+                                    {**empty, "member": f"{base}.outputs/curve.npy"}]
+
+    first = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], outputs=with_shared_extras("A")))
+    second = scored_run(RunSpec(owner=other_user.user, instances=catalog["seed42"], outputs=with_shared_extras("B")))
+    score(first)
+    score(second)
+    assert duplicate_details(first) == duplicate_details(second) == {}

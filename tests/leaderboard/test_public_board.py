@@ -4,6 +4,7 @@ import csv
 import io
 
 import pytest
+from django.core.cache import cache
 
 from leaderboard import services
 from tests.leaderboard.factories import RunSpec, profile_score, scored_run
@@ -176,3 +177,16 @@ def test_the_json_export_is_paginated(client, board):
     second = client.get("/api/v1/leaderboard?limit=1&offset=1").json()
     assert second["count"] == whole["count"]
     assert second["rows"] == whole["rows"][1:2]
+
+
+def test_any_number_of_distinct_limit_and_offset_values_keeps_a_bounded_number_of_cache_keys(client, board):
+    cache.clear()  # the test cache is a file per key: count the files
+    whole = client.get("/api/v1/leaderboard").json()
+    before = len(cache._list_cache_files())  # type: ignore[attr-defined]
+    for k in range(150):
+        limit, offset = 1 + k % 7, k // 7
+        body = client.get(f"/api/v1/leaderboard?limit={limit}&offset={offset}").json()
+        assert (body["limit"], body["offset"], body["count"]) == (limit, offset, whole["count"])
+        assert body["rows"] == whole["rows"][offset:offset + limit]
+    assert client.get("/api/v1/leaderboard?offset=1000000&limit=1000").json()["rows"] == []
+    assert len(cache._list_cache_files()) - before <= 2  # type: ignore[attr-defined]

@@ -116,14 +116,22 @@ def test_republishing_after_a_rescore_shows_the_new_scoring(run, maintainer):
     assert ReviewAction.objects.filter(kind="publish").count() == 2
 
 
-def test_one_row_per_configuration_the_newest_published(catalog, submitter, other_user, maintainer):
+def test_one_row_per_owner_and_configuration_the_newest_published(catalog, submitter, other_user, maintainer):
     first = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"]))
-    second = scored_run(RunSpec(owner=other_user.user, instances=catalog["seed42"]))
+    second = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"]))
+    rival = scored_run(RunSpec(owner=other_user.user, instances=catalog["seed42"]))  # the same labels
+
+    def current() -> list[str]:
+        return sorted(LeaderboardEntry.objects.filter(is_current=True).values_list("display_name", flat=True))
+
     services.review_publish(submission_id=first.id, actor=maintainer.user, display_name="first")
+    services.review_publish(submission_id=rival.id, actor=maintainer.user, display_name="rival")
     services.review_publish(submission_id=second.id, actor=maintainer.user, display_name="second")
-    assert list(LeaderboardEntry.objects.filter(is_current=True).values_list("display_name", flat=True)) == ["second"]
+    assert current() == ["rival", "second"]
     services.review_unpublish(submission_id=second.id, actor=maintainer.user, reason="x")
-    assert list(LeaderboardEntry.objects.filter(is_current=True).values_list("display_name", flat=True)) == ["first"]
+    assert current() == ["first", "rival"]
+    services.review_publish(submission_id=first.id, actor=maintainer.user, display_name="first again")
+    assert current() == ["first again", "rival"]
 
 
 def test_the_owner_is_told_when_the_run_is_scored(run):
