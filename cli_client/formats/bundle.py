@@ -69,7 +69,9 @@ def base_name_matches(base_name: str, instance_id: str, prompt_level: str, attem
     if base_name == plain:
         return attempt == 1
     match = _ATTEMPT_SUFFIX_RE.search(base_name)
-    return match is not None and base_name[: match.start()] == plain and int(match.group("n")) == attempt
+    # Compared as text: int() of a crafted run of thousands of digits raises (CPython's conversion limit).
+    return (match is not None and base_name[: match.start()] == plain
+            and match.group("n").lstrip("0") == str(attempt))
 
 
 def is_seed42_repo(name: str | None) -> bool:
