@@ -96,7 +96,9 @@ def _extract_verified(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str, t
         raise StoredBundleMismatch(f"{rel}: appears more than once in the stored bundle; one copy was verified")
     if not member.isfile():
         raise StoredBundleMismatch(f"{rel}: not a regular file in the stored bundle")
-    if not isinstance(verified.get("sha256"), str) or member.size != verified.get("bytes"):
+    if not isinstance(verified.get("sha256"), str):
+        raise StoredBundleMismatch(f"{rel}: no sha256 was recorded for it at upload")
+    if member.size != verified.get("bytes"):
         raise StoredBundleMismatch(f"{rel}: {member.size} bytes in the stored bundle, "
                                    f"{verified.get('bytes')} verified at upload")
     source = tar.extractfile(member)
