@@ -252,6 +252,11 @@ def attempt_suffix_of_thousands_of_digits() -> bytes:
     return manifest_bundle(entry=lambda item: item.update(base_name=f"{IID}__b1__attempt" + "7" * 5_000))
 
 
+def attempt_suffix_of_many_leading_zeros() -> bytes:
+    # Within a folder name's 255 bytes: attempt 1 under a second spelling.
+    return manifest_bundle(entry=lambda item: item.update(base_name=f"{IID}__b1__attempt" + "0" * 150 + "1"))
+
+
 def attempt_beyond_the_database() -> bytes:
     # A JSON int the verifier takes, then PostgreSQL's integer column refuses when it is stored.
     return manifest_bundle(attempt=10 ** 20)
@@ -323,7 +328,8 @@ HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "effective_mode_a_list": (lambda: manifest_bundle(entry=_effective_mode(["os"])), "bad_manifest"),
     "effective_mode_an_object": (lambda: manifest_bundle(entry=_effective_mode({"os": 1})), "bad_manifest"),
     "status_an_object": (status_an_object, "bad_manifest"),
-    "attempt_suffix_of_thousands_of_digits": (attempt_suffix_of_thousands_of_digits, "bad_base_name"),
+    "attempt_suffix_of_thousands_of_digits": (attempt_suffix_of_thousands_of_digits, "bad_identity"),
+    "attempt_suffix_of_many_leading_zeros": (attempt_suffix_of_many_leading_zeros, "bad_base_name"),
     "attempt_beyond_the_database": (attempt_beyond_the_database, "bad_identity"),
     "nul_in_the_manifest_note": (nul_in_the_manifest_note, "bad_manifest"),
     "nul_in_a_provenance_key": (nul_in_a_provenance_key, "bad_manifest"),

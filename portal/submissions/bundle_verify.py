@@ -500,8 +500,9 @@ def _next_header(feed: _TarFeed, limits: BundleLimits) -> _Header | None:
             if prefix and block[257:265] != _USTAR_MAGIC:
                 # POSIX readers ignore these bytes outside ustar; Python's tarfile (the extraction for
                 # scoring) prepends them anyway: one member, two names.
-                raise BundleRejected("ambiguous_name", f"{raw_name.decode('utf-8', 'replace')}: a GNU or old-style tar header "
-                                     "carries a ustar name prefix; write the archive in POSIX (pax) format")
+                shown = raw_name.decode("utf-8", "replace")
+                raise BundleRejected("ambiguous_name", f"{shown}: a GNU or old-style tar header carries a ustar "
+                                     "name prefix; write the archive in POSIX (pax) format")
             if prefix:
                 raw_name = prefix + b"/" + raw_name
         if len(raw_name) > limits.max_name_bytes:
@@ -866,7 +867,9 @@ def _check_sandbox(base: str, sandbox: dict[str, Any] | None, accepted: Collecti
 def _check_identity(item: dict[str, Any], seen: set[str], known: Callable[[str], bool]) -> tuple[str, str, str, int]:
     base = item.get("base_name")
     if not isinstance(base, str) or not base or "/" in base or "\\" in base or base in (".", ".."):
-        raise BundleRejected("bad_identity", f"instances[]: base_name {base!r} is not a plain folder name")
+        raise BundleRejected("bad_identity", f"instances[]: base_name {repr(base)[:200]} is not a plain folder name")
+    if len(base.encode("utf-8")) > _NAME_MAX:  # it names a folder in the archive; and keeps messages short
+        raise BundleRejected("bad_identity", f"instances[]: base_name {base[:80]}… is longer than {_NAME_MAX} bytes")
     if base in seen:
         raise BundleRejected("duplicate_instance", f"{base}: appears twice in the manifest's instances")
     seen.add(base)

@@ -462,8 +462,10 @@ def test_it_refuses_non_string_manifest_fields_and_out_of_range_attempts() -> No
     refused(HOSTILE["status_an_object"][0](), "bad_manifest", f"{base}: 'status' must be a string", **any_instance)
     refused(HOSTILE["attempt_beyond_the_database"][0](), "bad_identity",
             f"{base}__attempt{10 ** 20}: attempt {10 ** 20} must be an integer from 1 to 1000000", **any_instance)
-    err = refused(HOSTILE["attempt_suffix_of_thousands_of_digits"][0](), "bad_base_name", **any_instance)
-    assert err.message.startswith(f"{base}__attempt7777")
+    refused(HOSTILE["attempt_suffix_of_thousands_of_digits"][0](), "bad_identity",
+            f"instances[]: base_name {(base + '__attempt' + '7' * 80)[:80]}… is longer than 255 bytes", **any_instance)
+    refused(HOSTILE["attempt_suffix_of_many_leading_zeros"][0](), "bad_base_name",
+            f"{base}__attempt{'0' * 150}1: expected {base} (attempt 1) or {base}__attempt1", **any_instance)
 
 
 def test_it_refuses_a_gnu_header_carrying_a_ustar_prefix() -> None:
