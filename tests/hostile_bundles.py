@@ -1,6 +1,8 @@
 """Hand-made hostile `.tar.gz` bundles: tar headers crafted to make a naive verifier hang, blow up or
-grow without bound. Shared by the verifier's unit tests, the live-HTTP intake tests and
-`bench/bundle_hostile.py`. Each entry maps a name to (builder, reason code the Portal must give)."""
+grow without bound; manifests whose values break the code or the database behind the verifier; archives
+that Python's tarfile (the extraction for scoring) reads differently from the verifier. Shared by the
+verifier's unit tests, the live-HTTP intake tests and `bench/bundle_hostile.py`. Each entry maps a name
+to (builder, reason code the Portal must give)."""
 
 from __future__ import annotations
 
