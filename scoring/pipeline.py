@@ -12,9 +12,9 @@ Every step is safe to repeat: InstanceScore is unique per (scoring run, result),
 counted exactly once however many workers see it.
 """
 
+import hashlib
 import json
 import logging
-import shutil
 import tarfile
 import tempfile
 import time
@@ -41,6 +41,11 @@ class InfrastructureError(Exception):
     """Storage, sandbox or database trouble: retry the task, never score the result 0 for it."""
 
 
+class StoredBundleMismatch(Exception):
+    """The stored archive no longer holds the bytes intake verified: the run fails with this reason, no
+    result is scored from it, and retrying cannot help."""
+
+
 # What a scoring task retries (then fails the run with the reason); never a result's zero.
 INFRASTRUCTURE_ERRORS = (InfrastructureError, SandboxError, OperationalError, OSError)
 
@@ -57,7 +62,8 @@ class ResultToScore:
 
 def _extract_outputs(archive: str, results: Sequence[ResultToScore], dest: Path) -> dict[int, Path]:
     """Unpack only these results' declared outputs, in one pass over the stored archive:
-    {entry id: its outputs dir}."""
+    {entry id: its outputs dir}. Each must come out once, with the size and sha256 intake recorded:
+    tarfile may read a member under another name than the verifier did (StoredBundleMismatch)."""
     dirs: dict[int, Path] = {}
     wanted: dict[str, tuple[Path, dict[str, Any]]] = {}
     for result in results:
@@ -66,22 +72,45 @@ def _extract_outputs(archive: str, results: Sequence[ResultToScore], dest: Path)
         wanted.update({o["member"]: (dirs[result.entry_id], o) for o in result.outputs})
     if not wanted:
         return dirs
+    done: set[str] = set()
     try:
         with default_storage.open(archive, "rb") as handle, tarfile.open(fileobj=handle, mode="r|gz") as tar:
             for member in tar:
                 rel = member.name.split("/", 1)[1] if "/" in member.name else ""
                 found = wanted.get(rel)
-                if found is None or not member.isfile():
+                if found is None:
                     continue
-                source = tar.extractfile(member)
-                assert source is not None
-                target = found[0] / found[1]["path"]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with target.open("wb") as out:
-                    shutil.copyfileobj(source, out, 1 << 20)
+                _extract_verified(tar, member, rel, found[0] / found[1]["path"], found[1], rel in done)
+                done.add(rel)
     except (OSError, tarfile.TarError) as exc:
         raise InfrastructureError(f"could not read the stored bundle: {exc}") from exc
+    missing = sorted(wanted.keys() - done)
+    if missing:
+        raise StoredBundleMismatch(f"{missing[0]}: verified at upload but not in the stored bundle")
     return dirs
+
+
+def _extract_verified(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str, target: Path,
+                      verified: dict[str, Any], again: bool) -> None:
+    if again:
+        raise StoredBundleMismatch(f"{rel}: appears more than once in the stored bundle; one copy was verified")
+    if not member.isfile():
+        raise StoredBundleMismatch(f"{rel}: not a regular file in the stored bundle")
+    if not isinstance(verified.get("sha256"), str):
+        raise StoredBundleMismatch(f"{rel}: no sha256 was recorded for it at upload")
+    if member.size != verified.get("bytes"):
+        raise StoredBundleMismatch(f"{rel}: {member.size} bytes in the stored bundle, "
+                                   f"{verified.get('bytes')} verified at upload")
+    source = tar.extractfile(member)
+    assert source is not None
+    digest = hashlib.sha256()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as out:
+        while chunk := source.read(1 << 20):
+            digest.update(chunk)
+            out.write(chunk)
+    if digest.hexdigest() != verified["sha256"].lower():
+        raise StoredBundleMismatch(f"{rel}: sha256 in the stored bundle differs from the one verified at upload")
 
 
 def _extract_data(instance: Instance, dest: Path) -> Path:

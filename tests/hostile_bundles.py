@@ -1,6 +1,8 @@
 """Hand-made hostile `.tar.gz` bundles: tar headers crafted to make a naive verifier hang, blow up or
-grow without bound. Shared by the verifier's unit tests, the live-HTTP intake tests and
-`bench/bundle_hostile.py`. Each entry maps a name to (builder, reason code the Portal must give)."""
+grow without bound; manifests whose values break the code or the database behind the verifier; archives
+that Python's tarfile (the extraction for scoring) reads differently from the verifier. Shared by the
+verifier's unit tests, the live-HTTP intake tests and `bench/bundle_hostile.py`. Each entry maps a name
+to (builder, reason code the Portal must give)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import hashlib
 import json
 import tarfile
 from collections.abc import Callable
+from typing import Any
 
 BLOCK = 512
 TOP = "sub"
@@ -170,6 +173,142 @@ def file_under_a_file() -> bytes:
     return archive(directory(TOP), regular(f"{TOP}/c/d", b"1"), regular(f"{TOP}/c", b"2"))
 
 
+# --- well-formed archives with a hostile manifest or result.json --------------------------------
+# One complete instance of the live tests' catalog (tests/support.py SUBMIT_TASKS), so the over-HTTP run
+# reaches the same rule as the unit run, whose catalog takes any instance.
+
+IID = "chemistry.counterpoise_cbs_energies__seed42"
+OS_SANDBOX = {"requested_mode": "os", "effective_mode": "os", "enforcement_status": "fail_closed",
+              "verification_status": "docker_container", "image_identity": "sha256:" + "4e7d" * 16}
+Edit = Callable[[dict[str, Any]], None]
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def one_instance_members(*, attempt: int = 1, outputs: dict[str, bytes] | None = None,
+                         entry: Edit | None = None, result: Edit | None = None) -> list[tuple[str, bytes]]:
+    """(bundle-root relative path, bytes) of a valid one-result bundle, manifest last; `entry` edits the
+    manifest's instances[0], `result` the result.json (both before the files index is written)."""
+    base = f"{IID}__b1" + (f"__attempt{attempt}" if attempt != 1 else "")
+    outputs = {"energies.json": b'{"e": [1.0, 2.0]}'} if outputs is None else outputs
+    folder = f"instances/{base}"
+    data = {
+        "instance_id": IID, "task_id": IID.split("__")[0], "prompt_level": "b1", "attempt": attempt,
+        "status": "completed", "agent_output": {"persisted_outputs": {"files": [
+            {"path": name, "sha256": _sha(body), "bytes": len(body)} for name, body in outputs.items()]}},
+    }
+    item: dict[str, Any] = {
+        "base_name": base, "instance_id": IID, "task_id": data["task_id"], "prompt_level": "b1",
+        "attempt": attempt, "agent_name": "codex_cli", "status": "completed",
+        "result_file": f"{folder}/result.json", "framework_task_info_file": None,
+        "output_files": [{"path": f"outputs/{name}", "sha256": _sha(body), "bytes": len(body)}
+                         for name, body in outputs.items()],
+        "provenance": {"agent": {"agent_name": "codex_cli"}, "sandbox": dict(OS_SANDBOX)},
+    }
+    if result is not None:
+        result(data)
+    if entry is not None:
+        entry(item)
+    files = [(f"{folder}/result.json", json.dumps(data).encode())]
+    files += [(f"{folder}/outputs/{name}", body) for name, body in outputs.items()]
+    manifest = {
+        "submission_schema_version": 1, "created_at": "2026-01-01T00:00:00Z", "framework_version": "0.2.0",
+        "note": "hostile", "benchmark_repo": "seed42", "instance_count": 1, "run_metadata_included": False,
+        "instances": [item], "files": [{"path": path, "sha256": _sha(body), "bytes": len(body)}
+                                       for path, body in files],
+    }
+    return [*files, ("manifest.json", json.dumps(manifest).encode())]
+
+
+def tar_of(members: list[tuple[str, bytes]]) -> bytes:
+    """The uncompressed ustar stream of `members` under TOP/, with their folders."""
+    parts, folders = [directory(TOP)], {TOP}
+    for path, body in members:
+        name = f"{TOP}/{path}"
+        for cut in range(len(TOP), len(name)):
+            if name[cut] == "/" and name[:cut] not in folders:
+                folders.add(name[:cut])
+                parts.append(directory(name[:cut]))
+        parts.append(regular(name, body, pax={"path": name} if len(name) > 100 else None))
+    return b"".join(parts) + bytes(2 * BLOCK)
+
+
+def manifest_bundle(**edits: Any) -> bytes:
+    return gzip.compress(tar_of(one_instance_members(**edits)))
+
+
+def _effective_mode(value: Any) -> Edit:
+    return lambda item: item["provenance"]["sandbox"].update(effective_mode=value)
+
+
+def status_an_object() -> bytes:
+    # The same object in result.json, so the two agree and only the type is wrong.
+    return manifest_bundle(entry=lambda item: item.update(status={"a": 1}),
+                           result=lambda data: data.update(status={"a": 1}))
+
+
+def attempt_suffix_of_thousands_of_digits() -> bytes:
+    # int() of 5,000 digits is a ValueError (CPython's int/str conversion limit), not a mismatch.
+    return manifest_bundle(entry=lambda item: item.update(base_name=f"{IID}__b1__attempt" + "7" * 5_000))
+
+
+def attempt_suffix_of_many_leading_zeros() -> bytes:
+    # Within a folder name's 255 bytes: attempt 1 under a second spelling.
+    return manifest_bundle(entry=lambda item: item.update(base_name=f"{IID}__b1__attempt" + "0" * 150 + "1"))
+
+
+def attempt_beyond_the_database() -> bytes:
+    # A JSON int the verifier takes, then PostgreSQL's integer column refuses when it is stored.
+    return manifest_bundle(attempt=10 ** 20)
+
+
+def nul_in_the_manifest_note() -> bytes:
+    # "\u0000" is valid JSON, but PostgreSQL text and jsonb cannot hold U+0000.
+    return gzip.compress(tar_of([(path, body.replace(b'"hostile"', b'"team\\u0000x"'))
+                                 for path, body in one_instance_members()]))
+
+
+def nul_in_a_provenance_key() -> bytes:
+    return manifest_bundle(entry=lambda item: item["provenance"]["agent"].update({"cfg\x00": "x"}))
+
+
+def unpaired_surrogate_in_the_manifest() -> bytes:
+    # Decodes to a str that UTF-8 (and so the database driver) cannot encode.
+    return manifest_bundle(entry=lambda item: item.update(agent_name="agent-\ud800"))
+
+
+def nul_in_a_result_json() -> bytes:
+    return manifest_bundle(result=lambda data: data.update(notes="ok\x00"))
+
+
+def prefix_under_a_gnu_header() -> bytes:
+    """A GNU-magic header with its ustar `prefix` bytes set. The verifier read the name field alone
+    (`sub/run_metadata.json`, indexed with the crafted bytes); Python's tarfile, which extracts for scoring,
+    prepends the prefix and so wrote the crafted bytes over an instance output verified with other bytes."""
+    honest, crafted = b'{"e": [1.0, 2.0]}', b'{"e": [0.0]}'
+    *files, (_, raw_manifest) = one_instance_members(
+        outputs={"energies.json": honest, f"{TOP}/run_metadata.json": honest})
+    manifest = json.loads(raw_manifest)
+    manifest["run_metadata_included"] = True
+    manifest["files"].append({"path": "run_metadata.json", "sha256": _sha(crafted), "bytes": len(crafted)})
+    block = bytearray(header(f"{TOP}/run_metadata.json", size=len(crafted), fmt=tarfile.GNU_FORMAT))
+    prefix = f"{TOP}/instances/{IID}__b1/outputs".encode()
+    block[345:345 + len(prefix)] = prefix
+    block[148:156] = b"        "
+    block[148:156] = b"%06o\x00 " % sum(block)
+    body = tar_of(files)[:-2 * BLOCK] + bytes(block) + _pad(crafted)
+    return gzip.compress(body + regular(f"{TOP}/manifest.json", json.dumps(manifest).encode()) + bytes(2 * BLOCK))
+
+
+def second_gzip_member() -> bytes:
+    # tarfile's stream reader (the extraction for scoring) stops at the end of the first gzip member.
+    tar = tar_of(one_instance_members())
+    cut = len(tar) // BLOCK // 2 * BLOCK
+    return gzip.compress(tar[:cut]) + gzip.compress(tar[cut:])
+
+
 HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "negative_pax_size": (negative_pax_size, "corrupt_tar"),
     "negative_base256_size": (negative_base256_size, "corrupt_tar"),
@@ -188,6 +327,18 @@ HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "result_json_of_undeclared_instances": (result_json_of_undeclared_instances, "unindexed_file"),
     "nested_manifest": (nested_manifest, "bad_manifest"),
     "file_under_a_file": (file_under_a_file, "bad_path"),
+    "effective_mode_a_list": (lambda: manifest_bundle(entry=_effective_mode(["os"])), "bad_manifest"),
+    "effective_mode_an_object": (lambda: manifest_bundle(entry=_effective_mode({"os": 1})), "bad_manifest"),
+    "status_an_object": (status_an_object, "bad_manifest"),
+    "attempt_suffix_of_thousands_of_digits": (attempt_suffix_of_thousands_of_digits, "bad_identity"),
+    "attempt_suffix_of_many_leading_zeros": (attempt_suffix_of_many_leading_zeros, "bad_base_name"),
+    "attempt_beyond_the_database": (attempt_beyond_the_database, "bad_identity"),
+    "nul_in_the_manifest_note": (nul_in_the_manifest_note, "bad_manifest"),
+    "nul_in_a_provenance_key": (nul_in_a_provenance_key, "bad_manifest"),
+    "unpaired_surrogate_in_the_manifest": (unpaired_surrogate_in_the_manifest, "bad_manifest"),
+    "nul_in_a_result_json": (nul_in_a_result_json, "bad_result_json"),
+    "prefix_under_a_gnu_header": (prefix_under_a_gnu_header, "ambiguous_name"),
+    "second_gzip_member": (second_gzip_member, "multi_member_gzip"),
 }
 
 

@@ -35,7 +35,6 @@ SEED42_REPO = "Apexintelligence-AI/ASI-Bench-seed42"
 SEED42_REPO_NAMES = frozenset({OFFICIAL_SEED, SEED42_REPO})
 
 SEED_SUFFIX_RE = re.compile(r"(?:^|_)seed(?P<number>[0-9]+)$")
-_ATTEMPT_SUFFIX_RE = re.compile(r"__attempt(?P<n>[0-9]+)$")
 
 # Files one level deep in a results dir that are never per-instance results (contract §3.3).
 EXCLUDED_RESULT_NAMES = frozenset({
@@ -66,10 +65,9 @@ def task_id_of(instance_id: str) -> str | None:
 def base_name_matches(base_name: str, instance_id: str, prompt_level: str, attempt: int) -> bool:
     """`<instance_id>__<level>` optionally followed by `__attempt<N>` with N == attempt (contract §3.9.5)."""
     plain = f"{instance_id}__{prompt_level}"
-    if base_name == plain:
-        return attempt == 1
-    match = _ATTEMPT_SUFFIX_RE.search(base_name)
-    return match is not None and base_name[: match.start()] == plain and int(match.group("n")) == attempt
+    # Compared as text: int() of a crafted run of thousands of digits raises (CPython's conversion
+    # limit), and one attempt has one spelling (no leading zeros).
+    return (base_name == plain and attempt == 1) or base_name == f"{plain}__attempt{attempt}"
 
 
 def is_seed42_repo(name: str | None) -> bool:

@@ -17,6 +17,8 @@ Reason codes of `BundleRejected` (`code`, plus a message naming the offending pa
 
   not_gzip                the body is empty or does not start with a gzip header
   corrupt_gzip            invalid deflate data, a bad CRC/length trailer, or garbage after the stream
+  multi_member_gzip       a second gzip member after the first (tar readers that stop at the first one
+                          would see another archive)
   truncated               the gzip stream ends before its trailer (an interrupted upload)
   too_large               the compressed body exceeds `max_compressed_bytes`
   uncompressed_too_large  the inflated tar (or the sum of member sizes) exceeds `max_uncompressed_bytes`
@@ -26,19 +28,22 @@ Reason codes of `BundleRejected` (`code`, plus a message naming the offending pa
   too_many_members        more than `max_members` tar members
   corrupt_tar             the inflated data is not a well-formed tar stream, ends inside a member, or
                           has a negative size, a malformed or oversized PAX header, or a global PAX header
+  ambiguous_name          a GNU or old-style tar header with a ustar `prefix` field, which tar readers
+                          disagree about (Python's tarfile prepends it, POSIX readers do not)
   name_too_long           a member path over `max_name_bytes`, or a path component over 255 bytes
   path_too_deep           a member path with more than `max_path_depth` components
   non_utf8_name           a member name that is not valid UTF-8
   absolute_path           a member name starting with `/` or a drive letter
   path_traversal          a member name with a `..` component
-  bad_path                empty or `.` components, a backslash, a file used as a directory, or a file where
+  bad_path                empty or `.` components, a backslash, a NUL, a file used as a directory, or a file where
                           an earlier member put a directory
   link_member             a symbolic or hard link member
   special_member          a device, FIFO, sparse (GNU.sparse PAX keys) or other non-regular, non-directory member
   duplicate_member        the same path twice in the archive
   multiple_top_dirs       members outside the single top-level directory (or files at the root)
   no_manifest             no `<top>/manifest.json`
-  bad_manifest            manifest.json is not a JSON object of the schema-v1 shape
+  bad_manifest            manifest.json is not a JSON object of the schema-v1 shape (a field of the wrong type,
+                          or a string holding U+0000 or an unpaired surrogate, which the database cannot store)
   bad_schema_version      `submission_schema_version` is not 1
   bad_benchmark_repo      `benchmark_repo` is neither null nor a seed42 dataset name
   missing_file            a path the manifest indexes (files[], result_file, output_files) is not shipped
@@ -47,7 +52,7 @@ Reason codes of `BundleRejected` (`code`, plus a message naming the offending pa
   unindexed_file          a shipped file the manifest does not list (files[], or output_files for files
                           named manifest.json)
   unexpected_file         a shipped file outside the bundle layout (§3.4), e.g. in an undeclared instance dir
-  bad_identity            a malformed base_name, instance_id, attempt, or task_id not equal to the part
+  bad_identity            a malformed base_name, instance_id, attempt (1 to 1000000), or task_id not equal to the part
                           of instance_id before `__`
   wrong_seed              an instance id without a seed suffix, or with a seed other than seed42
   unknown_instance        an instance id that is not in the dataset
@@ -56,7 +61,8 @@ Reason codes of `BundleRejected` (`code`, plus a message naming the offending pa
   duplicate_instance      two instances[] entries with one base_name
   sandbox_policy          provenance.sandbox missing, its effective_mode not accepted, or `os` mode
                           without verification_status docker_container and an image_identity
-  bad_result_json         a declared instance's result.json is not a JSON object (or nests too deeply)
+  bad_result_json         a declared instance's result.json is not a JSON object (or nests too deeply, or has
+                          a string holding U+0000 or an unpaired surrogate)
   result_mismatch         result.json disagrees with the manifest entry (identity, level, attempt, status,
                           or a persisted output's sha256)
 """
@@ -68,7 +74,7 @@ import json
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -90,11 +96,13 @@ from cli_client.formats.inflate import InflateError, gzip_inflater
 from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 MiB = 1 << 20
+MAX_ATTEMPT = 1_000_000  # well inside the database's integer column
 _READ_CHUNK = 1 * MiB
 _INFLATE_SLICE = 256 * 1024
 _INFLATE_OUT = 1 * MiB
 _QUEUE_DEPTH = 8
 _POLL = 0.1
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class ByteSource(Protocol):
@@ -251,7 +259,7 @@ class _Pipeline:
         limits = self.limits
         fed = 0
         decomp: Any = None
-        pending = b""  # bytes before a gzip header is recognised (start, or between members)
+        pending = b""  # too few bytes yet to tell a gzip header (or what follows the member)
         started = False
         emit = self.out_q
         while True:
@@ -263,17 +271,20 @@ class _Pipeline:
             pending = b""
             while data:
                 if decomp is None:
-                    if started:  # after a complete gzip member: zero padding, or another member
+                    if started:  # after the gzip member only zero padding may follow
                         rest = bytes(data).lstrip(b"\0")
-                        if not rest:
+                        if len(rest) < 2:
+                            pending = rest
                             break
-                        data = memoryview(rest)
+                        if rest[:2] == _GZIP_MAGIC:
+                            # tarfile's stream reader, the extraction for scoring, stops after the first member.
+                            raise BundleRejected("multi_member_gzip", "the upload holds more than one gzip stream "
+                                                 "(e.g. two .gz files joined); compress the tar archive once")
+                        raise BundleRejected("corrupt_gzip", "unexpected data after the end of the gzip stream")
                     if len(data) < 2:
                         pending = bytes(data)
                         break
-                    if data[:2] != b"\x1f\x8b":
-                        if started:
-                            raise BundleRejected("corrupt_gzip", "unexpected data after the end of the gzip stream")
+                    if data[:2] != _GZIP_MAGIC:
                         raise BundleRejected("not_gzip", "the upload is not a gzip-compressed tar archive (.tar.gz)")
                     decomp = gzip_inflater()
                     started = True
@@ -305,6 +316,8 @@ class _Pipeline:
         if not started:
             raise BundleRejected("not_gzip", "the upload is empty" if fed == 0 else
                                  "the upload is not a gzip-compressed tar archive (.tar.gz)")
+        if pending:
+            raise BundleRejected("corrupt_gzip", "unexpected data after the end of the gzip stream")
         if decomp is not None:
             raise BundleRejected("truncated", "the gzip stream ends early: the upload was cut off, send it again")
         self.put(emit, _END)
@@ -484,7 +497,13 @@ def _next_header(feed: _TarFeed, limits: BundleLimits) -> _Header | None:
         else:
             raw_name = block[:100].split(b"\0", 1)[0]
             prefix = block[345:500].split(b"\0", 1)[0]
-            if block[257:265] == _USTAR_MAGIC and prefix:
+            if prefix and block[257:265] != _USTAR_MAGIC:
+                # POSIX readers ignore these bytes outside ustar; Python's tarfile (the extraction for
+                # scoring) prepends them anyway: one member, two names.
+                shown = raw_name.decode("utf-8", "replace")
+                raise BundleRejected("ambiguous_name", f"{shown}: a GNU or old-style tar header carries a ustar "
+                                     "name prefix; write the archive in POSIX (pax) format")
+            if prefix:
                 raw_name = prefix + b"/" + raw_name
         if len(raw_name) > limits.max_name_bytes:
             raise BundleRejected("name_too_long", f"a member name is longer than {limits.max_name_bytes} bytes")
@@ -519,6 +538,8 @@ def _check_name(raw: str, limits: BundleLimits) -> list[str]:
         raise BundleRejected("path_traversal", f"{raw}: '..' is not allowed in a bundle path")
     if "\\" in raw or "" in parts or "." in parts:
         raise BundleRejected("bad_path", f"{raw}: empty or '.' path components and backslashes are not allowed")
+    if "\0" in raw:
+        raise BundleRejected("bad_path", f"{raw!r}: a NUL character is not allowed in a bundle path")
     if max(map(len, raw.encode("utf-8").split(b"/"))) > _NAME_MAX:
         raise BundleRejected("name_too_long", f"{raw[:200]}: a path component is longer than {_NAME_MAX} bytes")
     return parts
@@ -590,13 +611,62 @@ class _Scan:
 
 
 def _load_json(raw: bytes, code: str, what: str) -> Any:
-    """json.loads that turns every way hostile JSON can fail (depth, huge ints, bad UTF-8) into `code`."""
+    """json.loads that turns every way hostile JSON can fail (depth, huge ints, bad UTF-8) into `code`,
+    and refuses strings the database cannot store."""
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
     except RecursionError:
         raise BundleRejected(code, f"{what}: JSON nested too deeply") from None
     except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, and ints over 4300 digits
         raise BundleRejected(code, f"{what}: not valid JSON ({str(exc)[:120]})") from None
+    _check_storable_strings(data, code, what)
+    return data
+
+
+def _check_storable_strings(data: Any, code: str, what: str) -> None:
+    """Refuse U+0000 and unpaired surrogates in any key or string: valid JSON escapes that PostgreSQL
+    text and jsonb (or the driver's UTF-8 encoding) refuse when the value is stored."""
+    # Iterative, with one iterator per open container: memory follows the depth, not the item count.
+    path: list[Any] = []
+    stack: list[Iterator[tuple[Any, Any]]] = []
+    value = data
+    while True:
+        if isinstance(value, str):
+            _check_storable(value, code, what, path)
+        elif isinstance(value, dict):
+            stack.append(iter(value.items()))
+            path.append(None)
+        elif isinstance(value, list):
+            stack.append(iter(enumerate(value)))
+            path.append(None)
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+                path.pop()
+                continue
+            path[-1], value = step
+            if isinstance(path[-1], str):
+                _check_storable(path[-1], code, what, path)
+            break
+        else:
+            return
+
+
+def _check_storable(text: str, code: str, what: str, path: list[Any]) -> None:
+    if "\0" in text:
+        problem = "a NUL character (U+0000), which cannot be stored"
+    elif text.isascii():
+        return
+    else:
+        try:
+            text.encode("utf-8")
+            return
+        except UnicodeEncodeError:
+            problem = "an unpaired surrogate escape (\\ud800-\\udfff), which is not valid text"
+    where = "".join(f"[{key}]" if isinstance(key, int) else f".{key}" if key.isprintable() else f".{key!r}"
+                    for key in path)[:200] or "the top level"
+    raise BundleRejected(code, f"{what}: {where.lstrip('.')} holds {problem}")
 
 
 def _small_result_fields(rel: str, raw: bytes) -> dict[str, Any]:
@@ -780,6 +850,8 @@ def _check_sandbox(base: str, sandbox: dict[str, Any] | None, accepted: Collecti
         raise BundleRejected("sandbox_policy", f"{base}: provenance.sandbox is missing; re-run with a current "
                              "`asibench run --sandbox ...`")
     mode = sandbox["effective_mode"]
+    if not isinstance(mode, str):
+        raise BundleRejected("bad_manifest", f"{base}: provenance.sandbox.effective_mode must be a string")
     if mode not in accepted:
         allowed = ", ".join(sorted(accepted)) or "none"
         raise BundleRejected("sandbox_policy", f"{base}: sandbox mode {mode!r} is not accepted for this dataset "
@@ -795,7 +867,9 @@ def _check_sandbox(base: str, sandbox: dict[str, Any] | None, accepted: Collecti
 def _check_identity(item: dict[str, Any], seen: set[str], known: Callable[[str], bool]) -> tuple[str, str, str, int]:
     base = item.get("base_name")
     if not isinstance(base, str) or not base or "/" in base or "\\" in base or base in (".", ".."):
-        raise BundleRejected("bad_identity", f"instances[]: base_name {base!r} is not a plain folder name")
+        raise BundleRejected("bad_identity", f"instances[]: base_name {repr(base)[:200]} is not a plain folder name")
+    if len(base.encode("utf-8")) > _NAME_MAX:  # it names a folder in the archive; and keeps messages short
+        raise BundleRejected("bad_identity", f"instances[]: base_name {base[:80]}… is longer than {_NAME_MAX} bytes")
     if base in seen:
         raise BundleRejected("duplicate_instance", f"{base}: appears twice in the manifest's instances")
     seen.add(base)
@@ -818,8 +892,9 @@ def _check_identity(item: dict[str, Any], seen: set[str], known: Callable[[str],
     if level not in PROMPT_LEVELS:
         raise BundleRejected("bad_prompt_level", f"{base}: prompt_level {level!r} is not one of b1, b2, b3, b4")
     attempt = item.get("attempt")
-    if type(attempt) is not int or attempt < 1:
-        raise BundleRejected("bad_identity", f"{base}: attempt {attempt!r} must be an integer >= 1")
+    if type(attempt) is not int or not 1 <= attempt <= MAX_ATTEMPT:
+        raise BundleRejected("bad_identity", f"{base}: attempt {repr(attempt)[:40]} must be an integer from 1 "
+                             f"to {MAX_ATTEMPT}")
     if not base_name_matches(base, instance_id, level, attempt):
         raise BundleRejected("bad_base_name", f"{base}: expected {instance_id}__{level} (attempt 1) or "
                              f"{instance_id}__{level}__attempt{attempt}")
@@ -941,6 +1016,9 @@ def verify_bundle_stream(
         if not isinstance(item, dict):
             raise BundleRejected("bad_manifest", "instances[]: every entry must be an object")
         base, instance_id, task_id, attempt = _check_identity(item, seen, known)
+        for key in ("status", "agent_name"):
+            if item.get(key) is not None and not isinstance(item[key], str):
+                raise BundleRejected("bad_manifest", f"{base}: '{key}' must be a string")
         provenance, sandbox = _sandbox_subset(item.get("provenance"))
         _check_sandbox(base, sandbox, accepted_sandbox_modes)
         result = results.get(base)

@@ -18,7 +18,7 @@ from django.utils import timezone
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.aggregation import ScoredResult, aggregate
 from scoring.models import InstanceScore, ScoringRun
-from scoring.pipeline import ResultToScore, instance_results_score
+from scoring.pipeline import ResultToScore, StoredBundleMismatch, instance_results_score
 from scoring.sandbox import SandboxBackend
 from scoring.selectors import scoring_run_latest
 
@@ -62,13 +62,21 @@ def scoring_run_pending_instances(run: ScoringRun) -> list[str]:
 def instance_score(
     *, scoring_run_id: int, instance_id: str, backend: SandboxBackend | None = None
 ) -> list[InstanceScore]:
-    """Score this run's not yet scored results of one instance in one sandbox; store each once."""
+    """Score this run's not yet scored results of one instance in one sandbox; store each once.
+    A stored archive that no longer matches what intake verified fails the run instead."""
     run = ScoringRun.objects.select_related("submission").get(id=scoring_run_id)
     entries = SubmissionEntry.objects.filter(submission_id=run.submission_id, instance_id=instance_id)
     results = [ResultToScore(entry_id=entry_id, prompt_level=level, outputs=outputs)
                for entry_id, level, outputs in entries.values_list("id", "prompt_level", "outputs")]
-    return instance_results_score(scoring_run_id=run.id, archive=run.submission.archive, instance_id=instance_id,
-                                  results=results, backend=backend)
+    try:
+        return instance_results_score(scoring_run_id=run.id, archive=run.submission.archive,
+                                      instance_id=instance_id, results=results, backend=backend)
+    except StoredBundleMismatch as exc:
+        logger.error("scoring run %s: stored bundle %s does not match its intake record: %s",
+                     run.id, run.submission.archive, exc)
+        scoring_run_fail(scoring_run_id=run.id, reason=f"the stored bundle does not match what was verified "
+                         f"at upload ({exc}); it was not scored")
+        return []
 
 
 def scoring_run_finalize(*, scoring_run_id: int) -> bool:

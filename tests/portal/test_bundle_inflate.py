@@ -41,7 +41,8 @@ def good(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 
 def _members(good: bytes) -> bytes:
-    """The same tar as two concatenated gzip members (what `cat a.gz b.gz` or pigz may produce)."""
+    """The same tar as two concatenated gzip members (what `cat a.gz b.gz` produces): refused, because
+    tarfile's stream reader, which extracts for scoring, would see only the first."""
     tar = gzip.decompress(good)
     half = len(tar) // 2
     return gzip.compress(tar[:half]) + gzip.compress(tar[half:])
@@ -63,7 +64,9 @@ def _flipped(good: bytes) -> bytes:
 
 CASES = {
     "valid": (lambda g: g, "ok"),
-    "two gzip members": (_members, "ok"),
+    "two gzip members": (_members, "multi_member_gzip"),
+    "a second member after zero padding": (lambda g: g + bytes(100) + gzip.compress(b"x"), "multi_member_gzip"),
+    "one stray byte after the stream": (lambda g: g + b"\x1f", "corrupt_gzip"),
     "zero padding after the stream": (lambda g: g + b"\0" * 1000, "ok"),
     "empty body": (lambda g: b"", "not_gzip"),
     "not gzip": (lambda g: b"PK\x03\x04" + g, "not_gzip"),

@@ -436,3 +436,54 @@ def test_it_refuses_a_header_with_a_bad_checksum(bundle_dir: Path) -> None:
 def test_it_refuses_a_file_ending_inside_its_data(bundle_dir: Path) -> None:
     raw = gzip.decompress(archive_of(bundle_dir))
     refused(gzip.compress(raw[:2000]), "corrupt_tar")
+
+
+# --- what the database and the scoring extraction would read differently -----------------------
+
+def test_it_names_the_field_that_holds_a_nul_or_a_lone_surrogate() -> None:
+    any_instance = {"known": lambda iid: True}
+    refused(HOSTILE["nul_in_the_manifest_note"][0](), "bad_manifest",
+            "manifest.json: note holds a NUL character (U+0000), which cannot be stored", **any_instance)
+    refused(HOSTILE["nul_in_a_provenance_key"][0](), "bad_manifest",
+            "manifest.json: instances[0].provenance.agent.'cfg\\x00' holds a NUL character (U+0000), which cannot "
+            "be stored", **any_instance)
+    refused(HOSTILE["unpaired_surrogate_in_the_manifest"][0](), "bad_manifest",
+            "manifest.json: instances[0].agent_name holds an unpaired surrogate escape (\\ud800-\\udfff), which is "
+            "not valid text", **any_instance)
+    err = refused(HOSTILE["nul_in_a_result_json"][0](), "bad_result_json", **any_instance)
+    assert err.message.endswith("/result.json: notes holds a NUL character (U+0000), which cannot be stored")
+
+
+def test_it_refuses_non_string_manifest_fields_and_out_of_range_attempts() -> None:
+    any_instance = {"known": lambda iid: True}
+    base = "chemistry.counterpoise_cbs_energies__seed42__b1"
+    refused(HOSTILE["effective_mode_a_list"][0](), "bad_manifest",
+            f"{base}: provenance.sandbox.effective_mode must be a string", **any_instance)
+    refused(HOSTILE["status_an_object"][0](), "bad_manifest", f"{base}: 'status' must be a string", **any_instance)
+    refused(HOSTILE["attempt_beyond_the_database"][0](), "bad_identity",
+            f"{base}__attempt{10 ** 20}: attempt {10 ** 20} must be an integer from 1 to 1000000", **any_instance)
+    refused(HOSTILE["attempt_suffix_of_thousands_of_digits"][0](), "bad_identity",
+            f"instances[]: base_name {(base + '__attempt' + '7' * 80)[:80]}… is longer than 255 bytes", **any_instance)
+    refused(HOSTILE["attempt_suffix_of_many_leading_zeros"][0](), "bad_base_name",
+            f"{base}__attempt{'0' * 150}1: expected {base} (attempt 1) or {base}__attempt1", **any_instance)
+
+
+def test_it_refuses_a_gnu_header_carrying_a_ustar_prefix() -> None:
+    refused(HOSTILE["prefix_under_a_gnu_header"][0](), "ambiguous_name",
+            "sub/run_metadata.json: a GNU or old-style tar header carries a ustar name prefix; write the archive "
+            "in POSIX (pax) format", known=lambda iid: True)
+
+
+def test_it_refuses_a_second_gzip_member(bundle_dir: Path) -> None:
+    tar = gzip.decompress(archive_of(bundle_dir))
+    refused(gzip.compress(tar[:4096]) + gzip.compress(tar[4096:]), "multi_member_gzip",
+            "the upload holds more than one gzip stream (e.g. two .gz files joined); compress the tar archive once")
+
+
+def test_it_still_accepts_gnu_and_ustar_archives_without_the_ambiguity(bundle_dir: Path) -> None:
+    with tarfile.open(fileobj=io.BytesIO(archive_of(bundle_dir)), mode="r:gz") as tar:
+        members = [(info, tar.extractfile(info).read() if info.isfile() else None)  # type: ignore[union-attr]
+                   for info in tar.getmembers()]
+    for fmt in (tarfile.GNU_FORMAT, tarfile.USTAR_FORMAT):
+        bundle, _ = verify(tar_gz(members, fmt=fmt))
+        assert bundle.instance_count == 3
