@@ -14,20 +14,26 @@ BIG_HOST_DIR = sys.prefix  # the checkout's virtualenv: hundreds of MB on the ho
 
 pytestmark = pytest.mark.slow
 
-# Swap eight directories for links to a big host directory and back, for four seconds.
+# Swap eight directories for links to a big host directory and back, for four seconds, each
+# state held about as long as the other; a thousand files beside them widen the host's window
+# between seeing a directory and opening it.
 SWAPPER = f"""
 import os, time
+os.mkdir('s')
+for i in range(1000):
+    open(f's/f{{i}}', 'w').close()
 for i in range(8):
-    os.makedirs(f'd{{i}}/x')
+    os.makedirs(f's/d{{i}}/x')
 end = time.time() + 4
 while time.time() < end:
     for i in range(8):
-        os.rename(f'd{{i}}', f'h{{i}}')
-        os.symlink({BIG_HOST_DIR!r}, f'd{{i}}')
-    time.sleep(0.001)
+        os.rename(f's/d{{i}}', f's/h{{i}}')
+        os.symlink({BIG_HOST_DIR!r}, f's/d{{i}}')
+    time.sleep(0.002)
     for i in range(8):
-        os.unlink(f'd{{i}}')
-        os.rename(f'h{{i}}', f'd{{i}}')
+        os.unlink(f's/d{{i}}')
+        os.rename(f's/h{{i}}', f's/d{{i}}')
+    time.sleep(0.002)
 print('swapped')
 """
 
@@ -79,15 +85,16 @@ def test_a_link_counts_as_itself_not_as_what_it_points_to(tmp_path):
 
 def test_a_chain_deeper_than_path_max_is_handed_back_measured_and_removed(bwrap, workdir, runtime, limits):
     capped = limits.replace(max_scratch_bytes=1 << 30, wall_clock_seconds=60)
+    try:
+        result = bwrap.run([PY, "-c", DEEP_CHAIN], workdir, runtime, capped)
 
-    result = bwrap.run([PY, "-c", DEEP_CHAIN], workdir, runtime, capped)
-
-    assert result.ok, (result.reason, result.stderr_text[-2000:])
-    assert "deep" in result.stdout_text
-    # Handed back to the workdir's owner all the way down, and every level counted.
-    assert deepest(workdir).st_uid == os.getuid()
-    assert disk_usage(workdir) >= (24 + 2500) * 4096
-    tree_remove(workdir)
+        assert result.ok, (result.reason, result.stderr_text[-2000:])
+        assert "deep" in result.stdout_text
+        # Handed back to the workdir's owner all the way down, and every level counted.
+        assert deepest(workdir).st_uid == os.getuid()
+        assert disk_usage(workdir) >= (24 + 2500) * 4096
+    finally:
+        tree_remove(workdir)  # also keeps such a tree out of pytest's own (recursive) cleanup
     assert not workdir.exists()
 
 
