@@ -10,7 +10,6 @@ The validator's only output the host reads is its stdout.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings

@@ -48,7 +48,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,8 +155,7 @@ class BwrapBackend(SandboxBackend):
             stage_binds = [(str(src), stage) for (src, _), stage in
                            zip(binds, sources, strict=True)] if slot else []
             started: list[int] = []  # bwrap's pid, the root of every process of the run
-            handback: list[str]
-            with workdir_owned_by(workdir, host_uid) if slot else nullcontext([]) as handback:
+            with workdir_owned_by(workdir, host_uid if slot else None) as handback:
                 done = drive(
                     args,
                     cwd=Path("/"),

@@ -20,7 +20,6 @@ import os
 import signal
 import threading
 import time
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -137,8 +136,7 @@ class DockerBackend(SandboxBackend):
             raise MountError(f"the container runs as uid {CONTAINER_UID} and cannot write {workdir}; "
                              "the docker backend hands the workdir over, which needs root")
         # As root, lend the workdir to the container's uid for the run, as bwrap does.
-        handback: list[str]
-        with workdir_owned_by(workdir, CONTAINER_UID) if os.geteuid() == 0 else nullcontext([]) as handback:
+        with workdir_owned_by(workdir, CONTAINER_UID if os.geteuid() == 0 else None) as handback:
             result = self._run_container(client, config, limits, workdir)
         if handback:
             return dataclasses.replace(result, limit="workdir", reason=handback[0])

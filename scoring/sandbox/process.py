@@ -240,14 +240,15 @@ def disk_usage(root: Path) -> int:
 
 
 @contextmanager
-def workdir_owned_by(workdir: Path, uid: int) -> Iterator[list[str]]:
-    """Hand the workdir tree to the sandbox uid for the run, then back to its owner.
+def workdir_owned_by(workdir: Path, uid: int | None) -> Iterator[list[str]]:
+    """Hand the workdir tree to the sandbox uid for the run, then back to its owner (uid
+    None: the caller cannot, and the tree stays as it is).
 
     Yields a list that holds, after the block, why the tree could not be taken back, if it
     could not: that is the run's own failure (its code left the tree that way), not the host's."""
     st = os.stat(workdir)
     problems: list[str] = []
-    if st.st_uid == uid:
+    if uid is None or st.st_uid == uid:
         yield problems
         return
     _chown_tree(workdir, uid, uid)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from cli_client.agent_exec import linux_ns_mounts, run_linux_ns
-from scoring.catalog import sandbox_backend
 from proposals.presubmit_sandbox import validate_in_sandbox
+from scoring.catalog import sandbox_backend
 from scoring.sandbox import BackendUnavailable, Limits, get_backend
 from scoring.sandbox.seccomp import DENIED_X86_64, SeccompUnsupported, filter_program
 
