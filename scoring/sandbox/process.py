@@ -166,8 +166,8 @@ def rlimit_preexec(wanted: dict[int, tuple[int, int]]) -> Callable[[], None]:
 _DIR_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class HandbackError(Exception):
-    """The host could not take a workdir back from the sandbox; the message names no host path."""
+class TreeRemovalError(Exception):
+    """A tree a sandbox wrote could not be removed; the message names no host path."""
 
 
 def _tree_walk(
@@ -239,6 +239,19 @@ def disk_usage(root: Path) -> int:
     return total
 
 
+def newest_mtime(root: Path) -> float:
+    """The latest mtime of `root` and anything below it (links as themselves), however deep."""
+    newest = os.lstat(root).st_mtime
+
+    def visit(_fd: int, _name: str, st: os.stat_result) -> None:
+        nonlocal newest
+        newest = max(newest, st.st_mtime)
+
+    with suppress(OSError):
+        _tree_walk(root, visit, strict=False)
+    return newest
+
+
 @contextmanager
 def workdir_owned_by(workdir: Path, uid: int | None) -> Iterator[list[str]]:
     """Hand the workdir tree to the sandbox uid for the run, then back to its owner (uid
@@ -277,10 +290,14 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
 def tree_remove(root: Path) -> None:
     """Remove a tree a sandbox wrote, through directory descriptors, however deep
     (shutil.rmtree recurses once per level and fails on a chain deeper than ~1000).
-    Raises HandbackError, naming no host path, when something cannot be removed."""
+    Raises TreeRemovalError, naming no host path, when something cannot be removed."""
+    # Root needs no permission bits; anyone else must open up folders the sandbox closed (chmod
+    # follows links, but it cannot touch what this caller does not own).
+    opening = os.geteuid() != 0
+
     def visit(fd: int, name: str, st: os.stat_result) -> None:
         if stat.S_ISDIR(st.st_mode):
-            if st.st_mode & 0o700 != 0o700:  # a non-root caller needs to list and empty it
+            if opening and st.st_mode & 0o700 != 0o700:
                 os.chmod(name, 0o700, dir_fd=fd)
         else:
             with suppress(FileNotFoundError):
@@ -296,11 +313,12 @@ def tree_remove(root: Path) -> None:
         if os.path.islink(root) or not os.path.isdir(root):
             os.unlink(root)
             return
-        os.chmod(root, 0o700)
+        if opening:
+            os.chmod(root, 0o700)
         _tree_walk(root, visit, leave=leave, strict=True)
         os.rmdir(root)
     except OSError as exc:
-        raise HandbackError(f"could not remove a sandbox's working directory "
+        raise TreeRemovalError(f"could not remove a sandbox's working directory "
                             f"({exc.strerror or type(exc).__name__})") from None
 
 
@@ -314,6 +332,6 @@ def scratch_tree(prefix: str, parent: Path) -> Iterator[Path]:
     finally:
         try:
             tree_remove(path)
-        except HandbackError as exc:
+        except TreeRemovalError as exc:
             # The runs' outcomes stand; what is left is for the operator (this log names the path).
             logger.warning("%s: %s", path, exc)
