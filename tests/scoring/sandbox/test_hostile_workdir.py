@@ -2,6 +2,7 @@
 back and removes it: nothing there may steer the host's walks, and nothing there is the host's error."""
 
 import os
+import resource
 import sys
 from pathlib import Path
 
@@ -110,3 +111,21 @@ def test_a_scratch_tree_removes_what_shutil_rmtree_cannot(tmp_path):
         os.chmod(scratch, 0o500)
 
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_tree_the_host_cannot_take_back_is_that_runs_error_not_the_hosts(bwrap, workdir, runtime, limits):
+    # A worker with few descriptors left meets a chain deeper than it can hold open.
+    chain = "import os\nfor i in range(400):\n    os.mkdir('a'); os.chdir('a')\nprint('dug')"
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+        result = bwrap.run([PY, "-c", chain], workdir, runtime, limits)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        tree_remove(workdir)
+
+    assert "dug" in result.stdout_text
+    assert not result.ok and result.limit == "workdir"
+    assert result.reason == ("the run left its working directory in a state the host could not take back "
+                             "(Too many open files)")
+    assert not workdir.exists()

@@ -3,6 +3,7 @@ agents all run through it), and the Portal's refusal to run bwrap where it canno
 
 import errno
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -117,10 +118,17 @@ def test_a_local_cli_run_without_root_still_runs():
         os.chown(work, 65534, 65534)
 
         def run_echo() -> tuple:
+            warned: list[str] = []
+            handler = logging.Handler()
+            handler.emit = lambda record: warned.append(record.getMessage())
+            logging.getLogger("scoring.sandbox.bwrap").addHandler(handler)
             result = get_backend("bwrap").run(["/bin/sh", "-c", "echo ran"], work, [], Limits(wall_clock_seconds=20))
-            return result.returncode, result.stdout_text.strip()
+            return result.returncode, result.stdout_text.strip(), warned
 
-        assert as_nobody(run_echo) == "returned (0, 'ran')"
+        message = as_nobody(run_echo)
+
+        assert message.startswith("returned (0, 'ran', ['the bwrap sandbox cannot enforce"), message
+        assert "(running anyway: a local run)" in message
 
 
 def test_the_refusal_reaches_a_proposal_check(settings):
