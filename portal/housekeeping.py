@@ -4,23 +4,22 @@ A worker killed mid-intake leaves its `bundle-*.tar.gz` (and Django its `*.uploa
 FILE_UPLOAD_TEMP_DIR; a killed sandbox run leaves its directory under the scratch root. Live work
 never gets that old (intake and scoring run for minutes), so anything untouched for longer than
 LEFTOVER_MAX_AGE_HOURS is removed. Nothing is followed through a link: entries are judged by lstat,
-links are removed as links, and rmtree works on descriptors.
+links are removed as links, and trees are walked and removed through descriptors, however deep.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
 import stat
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 
 from scoring.catalog import scratch_root
+from scoring.sandbox.process import TreeRemovalError, newest_mtime, tree_remove
 
 logger = logging.getLogger(__name__)
 
@@ -39,28 +38,7 @@ def leftover_roots() -> list[Path]:
 
 def _newest_mtime(path: Path, info: os.stat_result) -> float:
     """The latest change anywhere in an entry: a long run that still writes into its dir is not old."""
-    newest = info.st_mtime
-    if not stat.S_ISDIR(info.st_mode):
-        return newest
-    for root, dirs, files in os.walk(path, followlinks=False, onerror=lambda exc: None):
-        for name in dirs + files:
-            try:
-                newest = max(newest, os.lstat(os.path.join(root, name)).st_mtime)
-            except OSError:
-                continue
-    return newest
-
-
-def _make_removable(function: Callable[[str], object], path: str, exc_info: object) -> None:
-    # Sandboxed code may leave folders without write or search permission; open them up and retry once.
-    parent = os.path.dirname(path)
-    for target in (parent, path):
-        try:
-            if not os.path.islink(target):
-                os.chmod(target, 0o700)
-        except OSError:
-            pass
-    function(path)
+    return newest_mtime(path) if stat.S_ISDIR(info.st_mode) else info.st_mtime
 
 
 def leftovers_sweep(*, now: float | None = None, max_age_seconds: float | None = None) -> SweepReport:
@@ -79,12 +57,12 @@ def leftovers_sweep(*, now: float | None = None, max_age_seconds: float | None =
                     report.kept += 1
                     continue
                 if stat.S_ISDIR(info.st_mode):
-                    shutil.rmtree(path, onerror=_make_removable)
+                    tree_remove(path)
                 else:
                     path.unlink()
             except FileNotFoundError:
                 continue  # finished and cleaned up by its owner meanwhile
-            except OSError as exc:
+            except (OSError, TreeRemovalError) as exc:
                 report.errors.append(f"{path}: {exc}")
                 logger.warning("could not sweep %s: %s", path, exc)
                 continue

@@ -10,15 +10,14 @@ The validator's only output the host reads is its stdout.
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
 from proposals.files import blob_read
-from scoring.catalog import scratch_root
-from scoring.sandbox import Limits, get_backend, python_runtime_env, python_runtime_mounts
+from scoring.catalog import sandbox_backend, scratch_root
+from scoring.sandbox import Limits, python_runtime_env, python_runtime_mounts
+from scoring.sandbox.process import scratch_tree
 
 
 def _parse_report(stdout: str) -> dict[str, Any] | None:
@@ -34,10 +33,9 @@ def _parse_report(stdout: str) -> dict[str, Any] | None:
 
 def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str, Any]:
     """Validate the files [(path, blob)] as task `task_id`; returns {"ok", "checks", "warnings", "error"}."""
-    backend = get_backend(settings.SCORING_SANDBOX)
+    backend = sandbox_backend()
     domain, name = task_id.split(".", 1)
-    with tempfile.TemporaryDirectory(prefix="asibench-proposal-", dir=scratch_root()) as tmp:
-        work = Path(tmp)
+    with scratch_tree("asibench-proposal-", scratch_root()) as work:
         task_dir = work / "tasks" / domain / name
         for path, blob in files:
             target = (task_dir / path).resolve()

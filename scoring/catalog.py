@@ -6,7 +6,6 @@ import logging
 import os
 import shutil
 import tarfile
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,8 @@ from scoring.generation import (
     write_task_info,
 )
 from scoring.models import Dataset, Instance, Task
-from scoring.sandbox import Limits, SandboxBackend, get_backend
+from scoring.sandbox import BackendUnavailable, Limits, SandboxBackend, get_backend
+from scoring.sandbox.process import scratch_tree
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,13 @@ DEFAULT_DATASETS = {
 
 
 def sandbox_backend() -> SandboxBackend:
-    return get_backend(settings.SCORING_SANDBOX)
+    """The configured backend for the Portal's own runs (scoring, generation, proposal checks).
+    One that cannot enforce the server's limits on this host is refused, never run unlimited."""
+    backend = get_backend(settings.SCORING_SANDBOX)
+    problem = backend.unenforced_limits()
+    if problem is not None:
+        raise BackendUnavailable(problem)
+    return backend
 
 
 def generation_limits() -> Limits:
@@ -300,11 +306,11 @@ def catalog_load(
                 report.add(LoadLine(source.task_id, dataset.name, "unchanged"), echo)
             else:
                 stale.append(dataset)
-        with tempfile.TemporaryDirectory(prefix="asibench-gen-", dir=scratch_root()) as tmp:
+        with scratch_tree("asibench-gen-", scratch_root()) as tmp:
             built = []
             for dataset in stale:
                 try:
-                    built.append(instance_build(source=source, dataset=dataset, scratch=Path(tmp) / dataset.name,
+                    built.append(instance_build(source=source, dataset=dataset, scratch=tmp / dataset.name,
                                                 backend=backend))
                 except TaskProblem as exc:
                     report.add(LoadLine(source.task_id, dataset.name, "failed", str(exc)), echo)
@@ -341,8 +347,8 @@ def catalog_install(*, directory: Path, link: Path, dataset_names: Iterable[str]
     staged = read_task_dir(directory, link.parent.parent)
     source = dataclasses.replace(staged, directory=link)
     datasets = {d.name: d for d in datasets_ensure()}
-    with tempfile.TemporaryDirectory(prefix="asibench-publish-", dir=scratch_root()) as tmp:
-        built = [instance_build(source=staged, dataset=datasets[name], scratch=Path(tmp) / name)
+    with scratch_tree("asibench-publish-", scratch_root()) as tmp:
+        built = [instance_build(source=staged, dataset=datasets[name], scratch=tmp / name)
                  for name in dataset_names]
         refused = seeds_reveal_each_other(built)
         if refused:

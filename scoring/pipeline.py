@@ -16,7 +16,6 @@ import hashlib
 import json
 import logging
 import tarfile
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_result_line, score_argv, score_batch_argv
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.sandbox import Limits, SandboxBackend, SandboxError, SandboxResult, python_runtime_env
-from scoring.sandbox.process import disk_usage
+from scoring.sandbox.process import disk_usage, scratch_tree
 
 logger = logging.getLogger(__name__)
 
@@ -254,8 +253,7 @@ def instance_results_score(
     instance = Instance.objects.select_related("task").get(instance_id=instance_id)
     backend = backend or sandbox_backend()
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="score-", dir=scratch_root()) as tmp:
-        tmp_path = Path(tmp)
+    with scratch_tree("score-", scratch_root()) as tmp_path:
         workdir = tmp_path / "work"
         workdir.mkdir()
         outputs = _extract_outputs(archive, pending, tmp_path / "bundle")

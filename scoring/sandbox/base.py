@@ -86,7 +86,8 @@ class SandboxResult:
     reason: str | None = None
     """Readable explanation when a limit stopped the command, else None."""
     limit: str | None = None
-    """Which limit: wall_clock, cpu, memory, processes, file_size, scratch_disk; else None."""
+    """Which limit: wall_clock, cpu, memory, processes, file_size, scratch_disk; else None.
+    "workdir": the command left its workdir in a state the host could not take back."""
     stdout_truncated: bool = False
     stderr_truncated: bool = False
 
@@ -118,6 +119,11 @@ class SandboxBackend:
         limits: Limits,
     ) -> SandboxResult:
         raise NotImplementedError
+
+    def unenforced_limits(self) -> str | None:
+        """Why this backend cannot enforce `Limits` for a whole run on this host (what to do
+        about it included), else None. The Portal refuses to run such a backend."""
+        return None
 
     def python_command(self) -> list[str]:
         """argv prefix that starts Python inside this backend's sandbox (default: this interpreter)."""

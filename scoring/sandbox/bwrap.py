@@ -3,7 +3,8 @@
 Effective isolation (each point is exercised by tests/scoring/sandbox):
 - New user, mount, PID, IPC, UTS, cgroup and (unless `limits.network`) network namespaces;
   nested user namespaces disabled; no capabilities; NoNewPrivs; `--new-session`,
-  `--die-with-parent`.
+  `--die-with-parent`; a seccomp filter that denies bpf, keyrings, userfaultfd, perf,
+  io_uring, module and kexec loading and ptrace (`scoring.sandbox.seccomp`).
 - The root is a read-only tmpfs holding read-only binds of /usr (plus the /bin, /lib…
   links), a few /etc files, a synthetic /etc/passwd and /etc/group, a fresh /proc, a
   read-only /dev, size-capped tmpfs /tmp and /dev/shm, the caller's read-only mounts, and
@@ -14,7 +15,9 @@ Effective isolation (each point is exercised by tests/scoring/sandbox):
   against a fork bomb, and every leftover process can be found and killed by uid.
   `workdir` is chowned to that uid for the run and back to its owner afterwards (the whole
   tree, to the workdir's owner). When the caller is not root (the CLI's linux_ns mode), it
-  maps to the caller's uid, and the process cap counts the caller's other processes too.
+  maps to the caller's uid, the process cap counts the caller's other processes too, and
+  the whole-run memory cap is off: the Portal refuses such a run (`unenforced_limits`), the
+  CLI warns and goes on.
 - RLIMIT_CPU (SIGXCPU, SIGKILL one second later), RLIMIT_AS, RLIMIT_NPROC, RLIMIT_FSIZE and
   RLIMIT_CORE=0 are set in the preexec hook and inherited by bwrap and all below it.
 - Whole-run limits without cgroup v2 (this code does not use cgroups): RLIMIT_NPROC on the
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import logging
 import os
 import random
 import resource
@@ -44,7 +48,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +66,9 @@ from .base import (
     normalize_mounts,
 )
 from .process import Watch, disk_usage, drive, rlimit_preexec, workdir_owned_by
+from .seccomp import filter_program
+
+logger = logging.getLogger(__name__)
 
 INSIDE_ID = 65534
 DEFAULT_UID_BASE = 1_900_000_000
@@ -100,6 +107,17 @@ class BwrapBackend(SandboxBackend):
         self.uid_base = uid_base
         self.uid_slots = uid_slots
         self.lock_dir = lock_dir or Path(tempfile.gettempdir()) / "asibench-sandbox"
+        self.seccomp_filter = filter_program()
+
+    def unenforced_limits(self) -> str | None:
+        if os.geteuid() != 0:
+            why = f"it runs as uid {os.geteuid()}, not root"
+        elif not _can_switch_to(self.uid_base):
+            why = f"root here cannot switch to the per-run uids (from {self.uid_base}; a user namespace without them?)"
+        else:
+            return None
+        return (f"the bwrap sandbox cannot enforce the whole-run memory and process limits: {why}. "
+                "Run the worker as root, or use the docker backend (ASIBENCH_SANDBOX=docker).")
 
     def run(
         self,
@@ -117,6 +135,7 @@ class BwrapBackend(SandboxBackend):
         with self._slot(as_root) as slot, _FdSet() as fds:
             binds = [*mounts, (workdir, str(workdir))]
             if slot is None:
+                _warn_unenforced(self)
                 # Not root: bwrap binds the real paths, which the caller can reach.
                 sources = [str(src) for src, _ in binds]
                 host_uid, nproc = os.getuid(), _count_processes(os.getuid())
@@ -136,7 +155,7 @@ class BwrapBackend(SandboxBackend):
             stage_binds = [(str(src), stage) for (src, _), stage in
                            zip(binds, sources, strict=True)] if slot else []
             started: list[int] = []  # bwrap's pid, the root of every process of the run
-            with workdir_owned_by(workdir, host_uid) if slot else nullcontext():
+            with workdir_owned_by(workdir, host_uid if slot else None) as handback:
                 done = drive(
                     args,
                     cwd=Path("/"),
@@ -164,6 +183,8 @@ class BwrapBackend(SandboxBackend):
             raise SandboxError(f"bwrap could not set up the sandbox: {stderr[-2000:]!r}")
         returncode = _decode_exit(done.returncode)
         limit, reason = done.stopped or classify(returncode, stderr, done.timed_out, limits)
+        if handback:
+            limit, reason = "workdir", handback[0]
         return SandboxResult(
             returncode=returncode,
             stdout=done.stdout.getvalue(),
@@ -189,7 +210,8 @@ class BwrapBackend(SandboxBackend):
         """The bwrap argv; `mounts` are (source, inside path) pairs."""
         a = [self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
              "--uid", str(INSIDE_ID), "--gid", str(INSIDE_ID), "--hostname", "sandbox",
-             "--die-with-parent", "--new-session", "--clearenv"]
+             "--die-with-parent", "--new-session", "--clearenv",
+             "--seccomp", str(fds.data(self.seccomp_filter))]
         if limits.network:
             a.append("--share-net")
         for key, value in {**BASE_ENV, **limits.env}.items():
@@ -267,11 +289,41 @@ class _FdSet:
         self.passed.append(fd)
         return fd
 
-    def data(self, text: str) -> int:
+    def data(self, content: str | bytes) -> int:
         fd = os.memfd_create("bwrap-data")
-        os.write(fd, text.encode())
+        os.write(fd, content.encode() if isinstance(content, str) else content)
         os.lseek(fd, 0, os.SEEK_SET)
         return self.keep(fd)
+
+
+_switch_probe: dict[int, bool] = {}
+_warned = False
+
+
+def _can_switch_to(uid: int) -> bool:
+    """Whether a child of this process can become `uid` (root in a user namespace that does
+    not map it cannot). Forked once per process and uid; the answer does not change."""
+    if uid not in _switch_probe:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child only makes system calls
+            code = 1
+            try:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                code = 0
+            finally:
+                os._exit(code)
+        _switch_probe[uid] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    return _switch_probe[uid]
+
+
+def _warn_unenforced(backend: BwrapBackend) -> None:
+    """The CLI's local runs go on without root; say once what they lack."""
+    global _warned
+    if not _warned and (problem := backend.unenforced_limits()):
+        _warned = True
+        logger.warning("%s (running anyway: a local run)", problem)
 
 
 def _private_dir(path: Path) -> Path:

@@ -15,11 +15,11 @@ never set, so exit 137 that we did not cause is read as the memory limit.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import threading
 import time
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -136,8 +136,11 @@ class DockerBackend(SandboxBackend):
             raise MountError(f"the container runs as uid {CONTAINER_UID} and cannot write {workdir}; "
                              "the docker backend hands the workdir over, which needs root")
         # As root, lend the workdir to the container's uid for the run, as bwrap does.
-        with workdir_owned_by(workdir, CONTAINER_UID) if os.geteuid() == 0 else nullcontext():
-            return self._run_container(client, config, limits, workdir)
+        with workdir_owned_by(workdir, CONTAINER_UID if os.geteuid() == 0 else None) as handback:
+            result = self._run_container(client, config, limits, workdir)
+        if handback:
+            return dataclasses.replace(result, limit="workdir", reason=handback[0])
+        return result
 
     def _run_container(self, client: Any, config: dict[str, Any], limits: Limits, workdir: Path) -> SandboxResult:
         import requests

@@ -3,12 +3,14 @@ capture and a group kill; measure a scratch tree; lend a workdir to the sandbox 
 
 from __future__ import annotations
 
+import logging
 import os
 import resource
 import select
 import signal
 import stat
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, suppress
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .base import CappedBuffer
+
+logger = logging.getLogger(__name__)
 
 # After the leader exits, readers get this long to drain pipes a stray process may still
 # hold; then we stop waiting rather than hang the worker.
@@ -159,41 +163,175 @@ def rlimit_preexec(wanted: dict[int, tuple[int, int]]) -> Callable[[], None]:
     return apply
 
 
+_DIR_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class TreeRemovalError(Exception):
+    """A tree a sandbox wrote could not be removed; the message names no host path."""
+
+
+def _tree_walk(
+    root: Path,
+    visit: Callable[[int, str, os.stat_result], None],
+    *,
+    leave: Callable[[int, str], None] | None = None,
+    strict: bool,
+) -> None:
+    """Every entry below `root`: visit(parent fd, name, lstat) parents first, then, with
+    `leave`, leave(parent fd, name) for each directory once its entries are done.
+
+    The tree is the sandbox's and may change under us: every step is an openat relative
+    to the parent's descriptor with O_NOFOLLOW|O_DIRECTORY, so a directory swapped for a
+    symlink is never followed and no path string ever grows past PATH_MAX; the walk stays
+    on root's filesystem. Iterative (one descriptor per level), so any depth is walked.
+    `strict` False skips what cannot be read (a live measurement); True raises OSError.
+    """
+    root_fd = os.open(root, _DIR_OPEN)
+    device = os.fstat(root_fd).st_dev
+    stack: list[tuple[int, Iterator[str], str]] = []
+    try:
+        stack.append((root_fd, iter(os.listdir(root_fd)), ""))
+        while stack:
+            fd, names, dir_name = stack[-1]
+            name = next(names, None)
+            if name is None:
+                stack.pop()
+                os.close(fd)
+                if leave is not None and stack:
+                    leave(stack[-1][0], dir_name)
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                visit(fd, name, st)
+                if not stat.S_ISDIR(st.st_mode) or st.st_dev != device:
+                    continue
+                child = os.open(name, _DIR_OPEN, dir_fd=fd)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                if strict:
+                    raise
+                continue
+            try:
+                stack.append((child, iter(os.listdir(child)), name))
+            except OSError:
+                os.close(child)
+                if strict:
+                    raise
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+
+
 def disk_usage(root: Path) -> int:
-    """Bytes below root, without following links (the tree is the sandbox's). Every entry
-    counts as at least one 4 KiB block, so a flood of empty files hits the cap too (and the
-    walk stays bounded); a sparse file counts at its apparent size, which is what a reader copies."""
-    total, stack = 0, [str(root)]
-    while stack:
-        with suppress(OSError), os.scandir(stack.pop()) as entries:
-            for entry in entries:
-                with suppress(OSError):
-                    st = entry.stat(follow_symlinks=False)
-                    size = st.st_size if stat.S_ISREG(st.st_mode) else 0
-                    total += max(size, st.st_blocks * 512, 4096)
-                    if stat.S_ISDIR(st.st_mode):
-                        stack.append(entry.path)
+    """Bytes below root, without following links (the tree is the sandbox's; a link counts
+    as itself). Every entry counts as at least one 4 KiB block, so a flood of empty files
+    hits the cap too; a sparse file counts at its apparent size, which is what a reader copies."""
+    total = 0
+
+    def visit(_fd: int, _name: str, st: os.stat_result) -> None:
+        nonlocal total
+        size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+        total += max(size, st.st_blocks * 512, 4096)
+
+    with suppress(OSError):
+        _tree_walk(root, visit, strict=False)
     return total
 
 
+def newest_mtime(root: Path) -> float:
+    """The latest mtime of `root` and anything below it (links as themselves), however deep."""
+    newest = os.lstat(root).st_mtime
+
+    def visit(_fd: int, _name: str, st: os.stat_result) -> None:
+        nonlocal newest
+        newest = max(newest, st.st_mtime)
+
+    with suppress(OSError):
+        _tree_walk(root, visit, strict=False)
+    return newest
+
+
 @contextmanager
-def workdir_owned_by(workdir: Path, uid: int) -> Iterator[None]:
-    """Hand the workdir tree to the sandbox uid for the run, then back to its owner."""
+def workdir_owned_by(workdir: Path, uid: int | None) -> Iterator[list[str]]:
+    """Hand the workdir tree to the sandbox uid for the run, then back to its owner (uid
+    None: the caller cannot, and the tree stays as it is).
+
+    Yields a list that holds, after the block, why the tree could not be taken back, if it
+    could not: that is the run's own failure (its code left the tree that way), not the host's."""
     st = os.stat(workdir)
-    if st.st_uid == uid:
-        yield
+    problems: list[str] = []
+    if uid is None or st.st_uid == uid:
+        yield problems
         return
     _chown_tree(workdir, uid, uid)
     try:
-        yield
+        yield problems
     finally:
-        _chown_tree(workdir, st.st_uid, st.st_gid)
+        try:
+            _chown_tree(workdir, st.st_uid, st.st_gid)
+        except OSError as exc:
+            problems.append(f"the run left its working directory in a state the host could not take back "
+                            f"({exc.strerror or type(exc).__name__})")
 
 
 def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    # lchown and no symlink following: the sandbox may have planted links to host files.
+    # lchown through directory descriptors: the sandbox may have planted links to host
+    # files, and directory chains longer than PATH_MAX.
     os.chown(root, uid, gid, follow_symlinks=False)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for name in dirnames + filenames:
+
+    def visit(fd: int, name: str, _st: os.stat_result) -> None:
+        with suppress(FileNotFoundError):
+            os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
+
+    _tree_walk(root, visit, strict=True)
+
+
+def tree_remove(root: Path) -> None:
+    """Remove a tree a sandbox wrote, through directory descriptors, however deep
+    (shutil.rmtree recurses once per level and fails on a chain deeper than ~1000).
+    Raises TreeRemovalError, naming no host path, when something cannot be removed."""
+    # Root needs no permission bits; anyone else must open up folders the sandbox closed (chmod
+    # follows links, but it cannot touch what this caller does not own).
+    opening = os.geteuid() != 0
+
+    def visit(fd: int, name: str, st: os.stat_result) -> None:
+        if stat.S_ISDIR(st.st_mode):
+            if opening and st.st_mode & 0o700 != 0o700:
+                os.chmod(name, 0o700, dir_fd=fd)
+        else:
             with suppress(FileNotFoundError):
-                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+                os.unlink(name, dir_fd=fd)
+
+    def leave(fd: int, name: str) -> None:
+        with suppress(FileNotFoundError):
+            os.rmdir(name, dir_fd=fd)
+
+    try:
+        if not os.path.lexists(root):
+            return
+        if os.path.islink(root) or not os.path.isdir(root):
+            os.unlink(root)
+            return
+        if opening:
+            os.chmod(root, 0o700)
+        _tree_walk(root, visit, leave=leave, strict=True)
+        os.rmdir(root)
+    except OSError as exc:
+        raise TreeRemovalError(f"could not remove a sandbox's working directory "
+                            f"({exc.strerror or type(exc).__name__})") from None
+
+
+@contextmanager
+def scratch_tree(prefix: str, parent: Path) -> Iterator[Path]:
+    """A fresh private directory below `parent` for sandboxed runs, removed with
+    `tree_remove` afterwards (a drop-in for tempfile.TemporaryDirectory on sandbox trees)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield path
+    finally:
+        try:
+            tree_remove(path)
+        except TreeRemovalError as exc:
+            # The runs' outcomes stand; what is left is for the operator (this log names the path).
+            logger.warning("%s: %s", path, exc)

@@ -14,6 +14,7 @@ from django.core.files.storage import default_storage
 
 from portal.housekeeping import leftovers_sweep
 from scoring.catalog import scratch_root
+from scoring.sandbox.process import tree_remove
 
 TWO_DAYS = 2 * 24 * 3600
 
@@ -120,3 +121,34 @@ def test_beat_runs_the_sweep_on_a_real_worker(leftovers, celery_worker_process):
     assert removed >= 4
     assert not made["old_bundle"].exists() and not made["old_scratch"].exists()
     assert made["fresh_bundle"].exists()
+
+
+def test_an_old_scratch_dir_deeper_than_rmtree_can_go_is_swept(db):
+    old = scratch_root() / f"score-deep-{uuid.uuid4().hex[:8]}"
+    old.mkdir()
+    then = time.time() - TWO_DAYS
+    fd = os.open(old, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(3000):  # shutil.rmtree and os.walk recurse once per level
+            os.mkdir("a", dir_fd=fd)
+            child = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        os.close(fd)
+        fd = os.open(old, os.O_RDONLY | os.O_DIRECTORY)
+        for _ in range(3000):  # age every level (utime of a child leaves its parent's mtime alone)
+            os.utime("a", (then, then), dir_fd=fd, follow_symlinks=False)
+            child = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    finally:
+        os.close(fd)
+    os.utime(old, (then, then))
+
+    try:
+        report = leftovers_sweep()
+
+        assert str(old) in report.removed, report.errors
+        assert not old.exists()
+    finally:
+        tree_remove(old)  # never leave such a tree for pytest's own (recursive) cleanup
