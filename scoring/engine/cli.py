@@ -122,17 +122,30 @@ def _clamped_detail(detail: Any) -> dict[str, Any]:
             "score": min(max(_finite_number(detail.get("score"), f"score for {name}"), 0.0), maximum)}
 
 
-def result_checked(result: Any) -> dict[str, Any]:
-    """An engine result fit to store: the one check every reader of result lines goes through.
+def _without_nul(value: Any) -> Any:
+    # PostgreSQL text and jsonb refuse U+0000: one in a scorer's message would fail the store.
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
 
-    A completed result must carry finite numbers; every detail score is clamped into
-    [0, its max_score], the final score into [0, max_score] and the percentage (recomputed) into
-    [0, 100]. The engine's own results always pass unchanged; the clamp is what a task's scorer
-    returning out-of-range values, or any line that reached us by another way, can get at most.
-    Raises ValueError with a reason fit for a submitter.
+
+def result_checked(result: Any) -> dict[str, Any]:
+    """An engine result fit to store: the one check every reader of result lines goes through
+    (the Portal's scoring pipeline, and the CLI's local scoring, difficulty check and selfcheck).
+
+    Strings lose NUL characters (PostgreSQL refuses them). A completed result must carry finite
+    numbers, else ValueError with a reason fit for a submitter. Every detail score is clamped into
+    [0, its max_score], the final score into [0, max_score], and the percentage is recomputed from
+    them, so it lies in [0, 100]: a task scorer returning out-of-range values, or forging its own
+    result (see isolation.py), gets at most the task's full marks and at least zero.
     """
     if not isinstance(result, dict):
         raise ValueError("the scorer's result was not a JSON object")
+    result = _without_nul(result)
     if result.get("evaluation_status") != "completed" or result.get("final_score") is None:
         return result
     maximum = _finite_number(result.get("max_score"), "maximum score")

@@ -86,10 +86,10 @@ def run_isolated(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     _, status = os.waitpid(pid, 0)
     line = bytes(data).split(b"\n", 1)[0]
     try:
-        result = json.loads(line)
+        answer = json.loads(line)
     except ValueError:
-        result = None
-    if not isinstance(result, dict):
+        answer = None
+    if not isinstance(answer, dict):
         code = os.waitstatus_to_exitcode(status)
         return _crashed(f"the scoring process ended without a result (exit {code})")
-    return result
+    return answer

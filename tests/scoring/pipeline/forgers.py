@@ -18,3 +18,25 @@ FORGED = ('{"job": "JOB", "evaluation_status": "completed", "final_score": 1e8, 
           '"hard_gates_passed": true, "gate_results": [], "score_results": []}')
 SUNK = FORGED.replace("1e8", "-1e8")
 NAN = FORGED.replace("1e8", "NaN")
+
+# At import, in the process that runs the task's code: write LINE first into the only pipe it holds
+# besides stdio, which is its own result channel back to the engine.
+OWN_PIPE_FORGER = """
+import os, stat
+
+def _own_pipe():
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if int(name) > 2 and stat.S_ISFIFO(os.fstat(int(name)).st_mode):
+                return int(name)
+        except OSError:
+            pass
+
+if _own_pipe() is not None:
+    os.write(_own_pipe(), (LINE + "\\n").encode())
+"""
+NOT_A_NUMBER = ('{"evaluation_status": "completed", "final_score": "NaN", "max_score": 100.0, '
+                '"hard_gates_passed": true, "gate_results": [], "score_results": []}')
+FULL_MARKS_WITH_NUL = ('{"evaluation_status": "completed", "final_score": 1e8, "max_score": 100.0, '
+                       '"hard_gates_passed": true, "gate_results": [], "score_results": [{"scorer_name": '
+                       '"x\\u0000", "score": 1e8, "max_score": 100.0, "passed": false, "message": "bad\\u0000"}]}')

@@ -10,7 +10,15 @@ import pytest
 from scoring.pipeline import results_score_in_sandbox
 from scoring.sandbox import get_backend
 from tests.scoring.engine.transit_task import TRANSIT_CUSTOM_SCORER, TRANSIT_EVAL, TRANSIT_META, write_yaml
-from tests.scoring.pipeline.forgers import ATEXIT_FORGER, FORGED, NAN, SUNK
+from tests.scoring.pipeline.forgers import (
+    ATEXIT_FORGER,
+    FORGED,
+    FULL_MARKS_WITH_NUL,
+    NAN,
+    NOT_A_NUMBER,
+    OWN_PIPE_FORGER,
+    SUNK,
+)
 
 pytestmark = pytest.mark.slow
 PARAMS = {"n_lc": 4, "n_t": 8, "seed": 1}
@@ -106,3 +114,26 @@ def test_out_of_range_scorer_scores_are_clamped_to_the_task_maximum(tmp_path: Pa
     assert outcome["percent"] == (100 if not wrong else 0)
     timing = next(d for d in outcome["result"]["score_results"] if d["scorer_name"] == "transit_timing_score")
     assert 0 <= timing["score"] <= timing["max_score"] == 40
+
+
+def test_a_result_the_scorer_forges_on_its_own_channel_that_fails_the_check_is_an_error(tmp_path: Path) -> None:
+    task_dir = hostile_task(tmp_path, OWN_PIPE_FORGER.replace("LINE", repr(NOT_A_NUMBER)))
+    reference, workdir, preds = staged(tmp_path, 2, wrong=True)
+
+    outcomes = results_score_in_sandbox(get_backend("bwrap"), task_dir, reference, PARAMS, workdir, preds)
+
+    for outcome in outcomes.values():
+        assert outcome["outcome"] == "error" and outcome["final_score"] == 0 and outcome["percent"] == 0, outcome
+        assert outcome["reason"] == "the scorer reported a final score that is not a number: 'NaN'"
+
+
+def test_a_result_the_scorer_forges_on_its_own_channel_gets_at_most_full_marks(tmp_path: Path) -> None:
+    task_dir = hostile_task(tmp_path, OWN_PIPE_FORGER.replace("LINE", repr(FULL_MARKS_WITH_NUL)))
+    reference, workdir, preds = staged(tmp_path, 1, wrong=True)
+
+    outcome = results_score_in_sandbox(get_backend("bwrap"), task_dir, reference, PARAMS, workdir, preds)[1]
+
+    assert outcome["outcome"] == "scored" and outcome["percent"] == 100 and outcome["final_score"] == 100, outcome
+    assert outcome["result"]["score_results"] == [{"scorer_name": "x", "score": 100.0, "max_score": 100.0,
+                                                   "passed": False, "message": "bad"}]
+    assert outcome["reason"] == "bad"
