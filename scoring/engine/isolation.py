@@ -24,16 +24,20 @@ from typing import Any
 
 from .types import jsonable
 
+_PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the separate process and fd 1 still hold
+        pass
 
 
 def engine_process_seal() -> None:
     """Make this process non-dumpable (Linux): no ptrace or /proc/<pid>/fd access for its children."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the separate process and fd 1 still hold
-        pass
+    _prctl(_PR_SET_DUMPABLE, 0)
 
 
 def _crashed(message: str) -> dict[str, Any]:
@@ -52,7 +56,8 @@ def run_isolated(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
             os.close(read_end)
             os.dup2(2, 1)
-            os.setpgid(0, 0)  # its leftovers can be killed as one group
+            # A caller that kills the engine (e.g. `asibench score` on its timeout) kills this too.
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
             try:
                 result = work()
             except BaseException as exc:  # noqa: BLE001 (task code may raise anything, SystemExit too)
@@ -79,10 +84,7 @@ def run_isolated(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
             if not chunk:
                 break
             data += chunk
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
+    os.kill(pid, signal.SIGKILL)  # answered (or closed its pipe): nothing more is wanted of it
     _, status = os.waitpid(pid, 0)
     line = bytes(data).split(b"\n", 1)[0]
     try:
