@@ -5,6 +5,10 @@ prediction dirs of one instance (one task, one reference) in one process and pri
 job, ``{"job": <id>, ...result}``, as each finishes: the scoring service starts one sandbox per
 instance instead of one per result, which saves the interpreter and numpy/scipy start-up that
 dominates a result's cost.
+
+Each result is scored in a forked child whose fd 1 is stderr (isolation.py): task code cannot
+write these lines. Readers parse them with `read_result_line` / `read_batch_lines`, which check
+every result (`result_checked`) before anyone stores it.
 """
 
 from __future__ import annotations
