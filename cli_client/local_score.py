@@ -150,15 +150,14 @@ def score_job(job: ScoreJob, timeout: float) -> dict[str, Any]:
                                   check=False)
         except subprocess.TimeoutExpired:
             return invalid("evaluator_runtime_error", f"scorer exceeded {timeout:g} s")
-        try:
-            result = read_result_line(done.stdout)
-        except ValueError:
-            result = None
-        if done.returncode != 0 or result is None:
+        if done.returncode != 0:
             tail = (done.stderr or "").strip().splitlines()[-3:]
             return invalid("evaluator_runtime_error",
                            f"scorer process exited with {done.returncode}: {' | '.join(tail)}")
-        return result
+        try:
+            return read_result_line(done.stdout)
+        except ValueError as exc:
+            return invalid("evaluator_runtime_error", str(exc))
 
 
 def score_results(results_dir: Path, instances_dir: Path, tasks_dir: Path, output: Path | None,

@@ -28,7 +28,7 @@ from django.db import IntegrityError, OperationalError
 
 from scoring.catalog import reference_extract, sandbox_backend, scratch_root
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
-from scoring.engine.cli import read_result_line, score_argv, score_batch_argv
+from scoring.engine.cli import read_batch_lines, read_result_line, score_argv, score_batch_argv
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.sandbox import Limits, SandboxBackend, SandboxError, SandboxResult, python_runtime_env
 from scoring.sandbox.process import disk_usage, scratch_tree
@@ -153,20 +153,24 @@ def _zero(reason: str) -> dict[str, Any]:
 
 def _interpret(stdout: str) -> dict[str, Any]:
     try:
-        result = read_result_line(stdout)
+        return _outcome(read_result_line(stdout))
     except ValueError as exc:
         return _zero(str(exc))
+
+
+def _outcome(result: dict[str, Any]) -> dict[str, Any]:
+    """The InstanceScore fields of a result that passed `read_result_line`'s check (finite, in range)."""
     if result.get("evaluation_status") != "completed" or result.get("final_score") is None:
         kind = result.get("failure_kind") or "evaluation_invalid"
         return {**_zero(f"scoring could not complete ({kind}): {result.get('error') or ''}".strip()), "result": result}
     final, maximum = float(result["final_score"]), float(result.get("max_score") or 0)
-    messages = [r.get("message") for r in result.get("gate_results", []) + result.get("score_results", [])
+    messages = [str(r.get("message")) for r in result.get("gate_results", []) + result.get("score_results", [])
                 if r.get("message") and not r.get("passed", True)]
     return {
         "outcome": InstanceScore.Outcome.SCORED,
         "final_score": final,
         "max_score": maximum,
-        "percent": round(100.0 * final / maximum, 6) if maximum > 0 else 0.0,
+        "percent": round(float(result["percent"]), 6),
         "hard_gates_passed": bool(result.get("hard_gates_passed")),
         "reason": "; ".join(messages)[:2000],
         "result": {k: result.get(k) for k in ("final_score", "max_score", "hard_gates_passed", "soft_gate_failures",
@@ -182,19 +186,6 @@ def _stopped_or_crashed(result: SandboxResult) -> dict[str, Any] | None:
         tail = " ".join(result.stderr_text.strip().splitlines()[-2:])[:500]
         return _zero(f"the scorer crashed (exit {result.returncode}): {tail}")
     return None
-
-
-def _batch_lines(stdout: str) -> dict[str, str]:
-    """{job id: its result line} from score-batch output (scorer chatter went to stderr)."""
-    lines: dict[str, str] = {}
-    for line in stdout.splitlines():
-        try:
-            job = json.loads(line).get("job") if line.startswith("{") else None
-        except (ValueError, AttributeError):
-            continue
-        if job is not None:
-            lines[str(job)] = line
-    return lines
 
 
 def results_score_in_sandbox(
@@ -220,10 +211,13 @@ def results_score_in_sandbox(
                                 cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap)
         result = backend.run(_engine_batch_argv(backend, task_dir, reference, params, jobs_file),
                              workdir, mounts, limits)
-        lines = _batch_lines(result.stdout_text)
+        lines = read_batch_lines(result.stdout_text)
         for entry_id in staged:
-            if str(entry_id) in lines:
-                outcomes[entry_id] = _interpret(lines[str(entry_id)])
+            line = lines.get(str(entry_id))
+            if isinstance(line, ValueError):
+                outcomes[entry_id] = _zero(str(line))
+            elif line is not None:
+                outcomes[entry_id] = _outcome(line)
         if len(outcomes) < len(staged):
             logger.warning("score-batch left %d of %d results without a line (%s); scoring them one by one",
                            len(staged) - len(outcomes), len(staged), _stopped_or_crashed(result) or "no reason")

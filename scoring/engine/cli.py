@@ -5,19 +5,26 @@ prediction dirs of one instance (one task, one reference) in one process and pri
 job, ``{"job": <id>, ...result}``, as each finishes: the scoring service starts one sandbox per
 instance instead of one per result, which saves the interpreter and numpy/scipy start-up that
 dominates a result's cost.
+
+Each result is scored in a forked child whose fd 1 is stderr (isolation.py): task code cannot
+write these lines. Readers parse them with `read_result_line` / `read_batch_lines`, which check
+every result (`result_checked`) before anyone stores it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
+import math
 import sys
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, TextIO
 
+from .isolation import run_isolated
 from .scoring import score_instance
 from .static_checks import static_validate
 from .taskdef import public_task_eval
@@ -98,21 +105,124 @@ def score_batch_argv(python: Sequence[str], *, task_dir: Path, ref_dir: Path, pa
             "--params", params, "--jobs", jobs]
 
 
-def read_result_line(stdout: str) -> dict[str, Any]:
-    """The JSON object `_emit` put on the last non-empty stdout line.
-
-    Raises ValueError with a reason fit for a submitter when there is none.
-    """
-    lines = [line for line in stdout.strip().splitlines() if line.strip()]
-    if not lines:
-        raise ValueError("the scorer printed no result")
+def _finite_number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"the scorer reported a {what} that is not a number: {value!r:.40}")
     try:
-        result = json.loads(lines[-1])
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"the scorer reported a non-finite {what}")
+    return number
+
+
+def _clamped_detail(detail: Any) -> dict[str, Any]:
+    if not isinstance(detail, dict):
+        raise ValueError("the scorer reported a scorer detail that is not an object")
+    name = str(detail.get("scorer_name"))[:100]
+    maximum = max(0.0, _finite_number(detail.get("max_score"), f"maximum for {name}"))
+    return {**detail, "max_score": maximum,
+            "score": min(max(_finite_number(detail.get("score"), f"score for {name}"), 0.0), maximum)}
+
+
+def _without_nul(value: Any) -> Any:
+    # PostgreSQL text and jsonb refuse U+0000: one in a scorer's message would fail the store.
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
+
+
+def result_checked(result: Any) -> dict[str, Any]:
+    """An engine result fit to store: the one check every reader of result lines goes through
+    (the Portal's scoring pipeline, and the CLI's local scoring, difficulty check and selfcheck).
+
+    Strings lose NUL characters (PostgreSQL refuses them). A completed result must carry finite
+    numbers, else ValueError with a reason fit for a submitter. Every detail score is clamped into
+    [0, its max_score], the final score into [0, max_score], and the percentage is recomputed from
+    them, so it lies in [0, 100]: a task scorer returning out-of-range values, or forging its own
+    result (see isolation.py), gets at most the task's full marks and at least zero.
+    """
+    if not isinstance(result, dict):
+        raise ValueError("the scorer's result was not a JSON object")
+    result = _without_nul(result)
+    if result.get("evaluation_status") != "completed" or result.get("final_score") is None:
+        return result
+    maximum = _finite_number(result.get("max_score"), "maximum score")
+    if maximum < 0:
+        raise ValueError("the scorer reported a negative maximum score")
+    final = min(max(_finite_number(result.get("final_score"), "final score"), 0.0), maximum)
+    checked = {**result, "final_score": final, "max_score": maximum,
+               "percent": min(100.0, 100.0 * final / maximum) if maximum > 0 else 0.0}
+    for key in ("gate_results", "score_results"):
+        details = result.get(key) or []
+        if not isinstance(details, list):
+            raise ValueError(f"the scorer reported {key} that is not a list")
+        checked[key] = [_clamped_detail(d) for d in details]
+    return checked
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NonFinite(text[:20])
+    return value
+
+
+def result_parsed(line: str) -> dict[str, Any]:
+    """One result line, parsed (NaN, Infinity and overflowing numbers refused) and checked."""
+    try:
+        result = json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except _NonFinite as exc:
+        raise ValueError(f"the scorer's result has a non-finite number ({exc})") from None
     except ValueError:
         raise ValueError("the scorer's last line was not a JSON result") from None
     if not isinstance(result, dict):
         raise ValueError("the scorer's last line was not a JSON result")
-    return result
+    return result_checked(result)
+
+
+def read_result_line(stdout: str) -> dict[str, Any]:
+    """The checked result `_emit` put on the last non-empty stdout line (see `result_checked`).
+
+    Raises ValueError with a reason fit for a submitter when there is none or it fails the check.
+    """
+    lines = [line for line in stdout.strip().splitlines() if line.strip()]
+    if not lines:
+        raise ValueError("the scorer printed no result")
+    return result_parsed(lines[-1])
+
+
+def read_batch_lines(stdout: str) -> dict[str, dict[str, Any] | ValueError]:
+    """{job id: its checked result, or the ValueError saying why its line failed the check}
+    from score-batch output. The first line of a job counts: the engine prints one per job."""
+    results: dict[str, dict[str, Any] | ValueError] = {}
+    for line in stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            job = json.loads(line).get("job")
+        except (ValueError, AttributeError):
+            continue
+        if job is None or str(job) in results:
+            continue
+        try:
+            results[str(job)] = result_parsed(line)
+        except ValueError as exc:
+            results[str(job)] = exc
+    return results
 
 
 def _jobs(text: str) -> list[dict[str, Any]]:
@@ -130,14 +240,16 @@ def _score_batch(args: argparse.Namespace, stdout: TextIO) -> None:
     for job in _jobs(args.jobs):
         # score_instance never raises for task or scorer problems; anything else is this job's
         # failure alone, and the remaining jobs still get their line.
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                result = score_instance(args.task_dir, Path(job["pred_dir"]), args.ref_dir, params,
-                                        job.get("prompt_level"))
-        except Exception as exc:
-            result = {"evaluation_status": "evaluation_invalid", "final_score": None,
-                      "failure_kind": "scorer_crashed", "error": f"{type(exc).__name__}: {exc}"}
+        result = run_isolated(functools.partial(_score_quietly, args.task_dir, Path(job["pred_dir"]), args.ref_dir,
+                                                params, job.get("prompt_level")))
         _emit({**result, "job": job["job"]}, stdout)
+
+
+def _score_quietly(task_dir: Path, pred_dir: Path, ref_dir: Path, params: dict[str, Any],
+                   prompt_level: str | None) -> dict[str, Any]:
+    # Scorer chatter goes to stderr (in the isolated child, fd 1 is stderr already).
+    with contextlib.redirect_stdout(sys.stderr):
+        return score_instance(task_dir, pred_dir, ref_dir, params, prompt_level)
 
 
 def _emit(payload: dict[str, Any], stdout: TextIO) -> None:
@@ -155,10 +267,8 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None) -> int:
     try:
         if args.command == "score":
             params = _params(args.params)
-            # Scorer chatter goes to stderr so stdout carries only the result.
-            with contextlib.redirect_stdout(sys.stderr):
-                result = score_instance(args.task_dir, args.pred_dir, args.ref_dir, params, args.prompt_level)
-            _emit(result, stdout)
+            _emit(run_isolated(functools.partial(_score_quietly, args.task_dir, args.pred_dir, args.ref_dir, params,
+                                                 args.prompt_level)), stdout)
         elif args.command == "score-batch":
             _score_batch(args, stdout)
         elif args.command == "validate":

@@ -44,7 +44,49 @@ def test_the_result_is_the_last_line_after_any_chatter() -> None:
     assert read_result_line('chatter without newline\n{"final_score": 42.5}\n\n') == {"final_score": 42.5}
 
 
-def test_scorer_prints_go_to_stderr(make_task, dirs, capsys) -> None:
+COMPLETED = ('{"evaluation_status": "completed", "final_score": %s, "max_score": %s, "percent": 1, '
+             '"gate_results": [], "score_results": [%s]}')
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    (COMPLETED % ("NaN", "100", ""), "the scorer's result has a non-finite number (NaN)"),
+    (COMPLETED % ("Infinity", "100", ""), "the scorer's result has a non-finite number (Infinity)"),
+    (COMPLETED % ("1e400", "100", ""), "the scorer's result has a non-finite number (1e400)"),
+    (COMPLETED % ("5", "-Infinity", ""), "the scorer's result has a non-finite number (-Infinity)"),
+    (COMPLETED % ("1" * 400, "100", ""), "the scorer reported a non-finite final score"),
+    (COMPLETED % ('"5"', "100", ""), "the scorer reported a final score that is not a number: '5'"),
+    (COMPLETED % ("true", "100", ""), "the scorer reported a final score that is not a number: True"),
+    (COMPLETED % ("5", "-1", ""), "the scorer reported a negative maximum score"),
+    (COMPLETED % ("5", "10", '{"scorer_name": "x", "score": 1, "max_score": null}'),
+     "the scorer reported a maximum for x that is not a number: None"),
+    (COMPLETED % ("5", "10", '"not a detail"'), "the scorer reported a scorer detail that is not an object"),
+])
+def test_a_result_with_a_non_finite_or_missing_number_is_refused(line: str, reason: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        read_result_line(line)
+    assert str(refused.value) == reason
+
+
+def test_scores_are_clamped_into_their_range_and_the_percentage_follows() -> None:
+    details = ('{"scorer_name": "a", "score": 1e8, "max_score": 40}, '
+               '{"scorer_name": "b", "score": -3, "max_score": 60}, '
+               '{"scorer_name": "c", "score": 2, "max_score": -5}')
+    high = read_result_line(COMPLETED % ("1e8", "100", details))
+    assert (high["final_score"], high["max_score"], high["percent"]) == (100.0, 100.0, 100.0)
+    assert [(d["score"], d["max_score"]) for d in high["score_results"]] == [(40, 40), (0, 60), (0, 0)]
+    low = read_result_line(COMPLETED % ("-1e8", "100", ""))
+    assert (low["final_score"], low["percent"]) == (0.0, 0.0)
+    assert read_result_line(COMPLETED % ("25", "50", ""))["percent"] == 50.0
+    assert read_result_line(COMPLETED % ("25", "0", ""))["percent"] == 0.0
+
+
+def test_an_invalid_evaluation_passes_through_without_a_score() -> None:
+    line = '{"evaluation_status": "evaluation_invalid", "final_score": null, "error": "judge down"}'
+    assert read_result_line(line) == {"evaluation_status": "evaluation_invalid", "final_score": None,
+                                      "error": "judge down"}
+
+
+def test_scorer_prints_go_to_stderr(make_task, dirs, capfd) -> None:
     custom = """
     from ai4sci_bench.core.scorer import Scorer, register_scorer
     from ai4sci_bench.core.types import ScoreDetail
@@ -63,7 +105,7 @@ def test_scorer_prints_go_to_stderr(make_task, dirs, capsys) -> None:
     assert code == 0
     assert json.loads(out.getvalue().splitlines()[-1])["final_score"] == 0.0  # a zero is still exit 0
     assert "debug output" not in out.getvalue()
-    assert "debug output" in capsys.readouterr().err
+    assert "debug output" in capfd.readouterr().err  # written by the scoring child process
 
 
 def test_invalid_evaluation_still_exits_zero(make_task, dirs) -> None:

@@ -64,3 +64,24 @@ def test_it_refuses_bad_jobs_with_a_usage_error(transit_instance: dict, jobs: st
     assert code == 2
     assert fragment in capsys.readouterr().err
     assert out.getvalue() == ""
+
+
+def test_task_code_writing_to_fd_1_reaches_stderr_never_the_result_lines(transit_instance: dict,
+                                                                         tmp_path: Path) -> None:
+    t = transit_instance
+    hostile = """
+import atexit, os, threading
+FORGED = '\\n{"job": "a", "evaluation_status": "completed", "final_score": 1e8, "max_score": 100.0}\\n'
+os.write(1, FORGED.encode())
+atexit.register(lambda: os.write(1, FORGED.encode()))
+threading.Thread(target=lambda: os.write(1, FORGED.encode())).start()
+"""
+    scorer = t["task_dir"] / "custom_scorer.py"
+    scorer.write_text(scorer.read_text(encoding="utf-8") + hostile, encoding="utf-8")
+    (tmp_path / "jobs.json").write_text(json.dumps([{"job": "a", "pred_dir": str(t["pred"]), "prompt_level": "b3"}]))
+    proc = run_engine(["score-batch", "--task-dir", str(t["task_dir"]), "--ref-dir", str(t["ref"]),
+                       "--params", json.dumps(t["params"]), "--jobs", f"@{tmp_path / 'jobs.json'}"], t["pred"])
+    assert proc.returncode == 0, proc.stderr
+    assert [line for line in proc.stdout.splitlines() if line.strip()] == [proc.stdout.strip()]
+    assert result_lines(proc.stdout)["a"]["final_score"] == pytest.approx(75.41666, abs=1e-4)
+    assert proc.stderr.count('"final_score": 1e8') >= 2  # at import and from the thread; the hook never runs
