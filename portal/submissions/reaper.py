@@ -1,4 +1,5 @@
-"""Runs never stick: a periodic sweep re-queues, or fails with a reason, runs that score too long.
+"""Runs never stick: a periodic sweep re-queues, or fails with a reason, runs that score too long,
+and sends again, within minutes, the message of a queued run that no worker will ever start.
 
 A run can stop moving when a worker dies with its messages, the broker loses a message, or a
 task crashes between steps. Every scoring step is idempotent and claimed in the database, so
