@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from cli_client.formats.agent_label import shown_label
 from leaderboard.figures import COLUMNS, figures
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, OutputFingerprint, ReviewAction, RunReview
 from leaderboard.selectors import board_cache_invalidate
@@ -31,6 +32,21 @@ from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 from scoring.selectors import scoring_run_latest
 
 MAX_NAME = 120
+_SEP = " · "
+
+
+def suggested_display_name(submission: Submission) -> str:
+    """"agent · model · effort", always publishable as it stands: when too long, the agent label
+    gives way first (model and effort tell runs of one agent apart), then the whole name."""
+    agent = shown_label(submission.agent or "")
+    rest = [x for x in (submission.model, submission.effort) if x]
+    name = _SEP.join(x for x in (agent, *rest) if x)
+    if len(name) <= MAX_NAME:
+        return name
+    room = MAX_NAME - len(_SEP.join(["", *rest])) if agent else 0
+    if agent and room >= 12:
+        return _SEP.join([agent[: room - 1].rstrip() + "…", *rest])
+    return name[: MAX_NAME - 1].rstrip() + "…"
 
 
 def _require_maintainer(actor: User) -> None:

@@ -117,8 +117,8 @@ def review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
         return not_found_page(request, exc)
     context = selectors.review_detail(submission)
     context["suggested_name"] = (context["review"].display_name if context["review"] and
-                                 context["review"].display_name else
-                                 " · ".join(x for x in (submission.agent, submission.model, submission.effort) if x))
+                                 context["review"].display_name else services.suggested_display_name(submission))
+    context["max_name"] = services.MAX_NAME
     return render(request, "leaderboard/review_detail.html", context)
 
 

@@ -1,10 +1,37 @@
 import os
+import random
+from typing import Any
 
-from celery import Celery
+from celery import Celery, Task
+from django.db.utils import OperationalError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 
-app = Celery("portal")
+# A task that meets a locked database tries again this often, waiting 1, 2, 4, … s (jittered).
+DATABASE_LOCKED_RETRIES = 8
+
+
+def database_locked(exc: BaseException) -> bool:
+    """SQLite's "database is locked" / "database table is locked": another connection is writing."""
+    return isinstance(exc, OperationalError) and "is locked" in str(exc)
+
+
+class PortalTask(Task):
+    """Every task of the Portal. On the embedded SQLite database the web server and the worker
+    write at once; a task that still loses the write lock after the busy timeout is retried with
+    backoff instead of dying (a dead `score_submission` left its run queued until the reaper)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except OperationalError as exc:
+            if not database_locked(exc) or self.request.called_directly:
+                raise
+            delay = min(2 ** self.request.retries, 60) * random.uniform(0.5, 1.5)
+            raise self.retry(exc=exc, countdown=delay, max_retries=DATABASE_LOCKED_RETRIES) from exc
+
+
+app = Celery("portal", task_cls=PortalTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

@@ -142,8 +142,15 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Web server and worker write concurrently; wait for the lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # `make run`: the web server and the worker write at once. WAL lets readers and one writer
+    # go on together; IMMEDIATE takes the write lock when a transaction starts, so two writers
+    # queue on the busy timeout instead of one failing at once with "database is locked" (a
+    # deferred transaction that read first cannot wait for the lock it then needs).
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
@@ -382,7 +389,11 @@ LEFTOVER_MAX_AGE_HOURS = env_int("ASIBENCH_LEFTOVER_MAX_AGE_HOURS", 24, minimum=
 # SCORING_STUCK_SECONDS are re-queued (SCORING_STUCK_REQUEUES times), then failed with the reason.
 SCORING_STUCK_SECONDS = env_int("ASIBENCH_SCORING_STUCK_AFTER", 4 * 3600, minimum=1)
 SCORING_STUCK_REQUEUES = env_int("ASIBENCH_SCORING_STUCK_REQUEUES", 1)
-SCORING_REAPER_INTERVAL = env_int("ASIBENCH_SCORING_REAPER_INTERVAL", 300, minimum=1)
+# A queued run that no worker has started this long after its message was sent, while the
+# workers are idle or have started runs sent after it, lost its message (or its task died before
+# it started): the reaper sends it again. Re-sending is safe: a run's start is claimed once.
+SCORING_QUEUED_RESEND_SECONDS = env_int("ASIBENCH_SCORING_QUEUED_RESEND_AFTER", 180, minimum=1)
+SCORING_REAPER_INTERVAL = env_int("ASIBENCH_SCORING_REAPER_INTERVAL", 60, minimum=1)
 
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},

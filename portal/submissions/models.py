@@ -44,6 +44,8 @@ class Submission(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
+    # When a scoring message was last sent for it (confirm, rescore, re-queue, the reaper's re-send).
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     scoring_started_at = models.DateTimeField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
     overall_score = models.FloatField(null=True, blank=True)  # of the current scoring, for lists

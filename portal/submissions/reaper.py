@@ -1,4 +1,5 @@
-"""Runs never stick: a periodic sweep re-queues, or fails with a reason, runs that score too long.
+"""Runs never stick: a periodic sweep re-queues, or fails with a reason, runs that score too long,
+and sends again, within minutes, the message of a queued run that no worker will ever start.
 
 A run can stop moving when a worker dies with its messages, the broker loses a message, or a
 task crashes between steps. Every scoring step is idempotent and claimed in the database, so
@@ -14,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from portal.submissions.models import Submission
@@ -57,6 +59,37 @@ def _fail(submission_id: Any, reason: str) -> None:
         submission.save(update_fields=["status", "status_reason"])
 
 
+def _sent_at(submission: Submission) -> Any:
+    return submission.enqueued_at or submission.confirmed_at
+
+
+def queued_without_live_task(*, now: Any = None) -> list[Submission]:
+    """Queued runs whose message is gone: sent more than SCORING_QUEUED_RESEND_SECONDS ago and not
+    started, although the workers are idle or have already started a run sent after it (the queue
+    is first in, first out). After SCORING_STUCK_SECONDS a queued run counts as lost regardless."""
+    now = now or timezone.now()
+    resend_cutoff = now - timedelta(seconds=settings.SCORING_QUEUED_RESEND_SECONDS)
+    stuck_cutoff = now - timedelta(seconds=settings.SCORING_STUCK_SECONDS)
+    queued = [s for s in Submission.objects.filter(status=Submission.Status.QUEUED).only(
+        "id", "enqueued_at", "confirmed_at") if _sent_at(s) and _sent_at(s) <= resend_cutoff]
+    if not queued:
+        return []
+    idle = not Submission.objects.filter(status=Submission.Status.SCORING).exists()
+    started = Submission.objects.filter(enqueued_at__isnull=False, scoring_started_at__gte=F("enqueued_at"))
+    return [s for s in queued
+            if idle or _sent_at(s) <= stuck_cutoff or started.filter(enqueued_at__gt=_sent_at(s)).exists()]
+
+
+def _resend(submission_id: Any, now: Any) -> None:
+    with transaction.atomic():
+        claimed = Submission.objects.filter(id=submission_id, status=Submission.Status.QUEUED).update(
+            status_reason=f"Re-sent to the scoring queue at {now:%Y-%m-%d %H:%M} UTC: no worker had started it "
+                          f"within {settings.SCORING_QUEUED_RESEND_SECONDS} s (its message was lost or its "
+                          "task died).")
+        if claimed:
+            scoring_enqueue_on_commit(submission_id=str(submission_id))
+
+
 def stuck_runs_reap(*, now: Any = None) -> dict[str, int]:
     """One sweep. Returns how many runs were re-queued, failed and nudged (queued, message re-sent)."""
     now = now or timezone.now()
@@ -64,8 +97,7 @@ def stuck_runs_reap(*, now: Any = None) -> dict[str, int]:
     cutoff = now - timedelta(seconds=limit)
     counts = {"requeued": 0, "failed": 0, "resent": 0}
     # Read before this sweep re-queues anything, so a run is re-queued or re-sent, never both.
-    lost = list(Submission.objects.filter(status=Submission.Status.QUEUED, confirmed_at__lte=cutoff)
-                .values_list("id", flat=True))
+    lost = [s.id for s in queued_without_live_task(now=now)]
     stuck = ScoringRun.objects.filter(status=ScoringRun.Status.RUNNING, created_at__lte=cutoff,
                                       submission__status=Submission.Status.SCORING)
     for run in stuck.only("id", "submission_id"):
@@ -82,7 +114,7 @@ def stuck_runs_reap(*, now: Any = None) -> dict[str, int]:
         logger.warning("scoring of submission %s was stuck for over %s s", run.submission_id, limit)
     # A queued run whose message was lost: sending it again is safe (the start is claimed once).
     for submission_id in lost:
-        with transaction.atomic():
-            scoring_enqueue_on_commit(submission_id=str(submission_id))
+        _resend(submission_id, now)
         counts["resent"] += 1
+        logger.warning("queued submission %s had no live scoring task; its message was sent again", submission_id)
     return counts

@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from cli_client.formats.agent_label import agent_label
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
@@ -74,9 +75,8 @@ def _describe_agent(bundle: VerifiedBundle) -> dict[str, str]:
     provenance = bundle.entries[0].provenance or {}
     agent = provenance.get("agent") or {}
     config = agent.get("config") or {}
-    name = agent.get("agent_name") or agent.get("adapter_class") or bundle.entries[0].agent_name or ""
-    if not agent.get("agent_name") and agent.get("cmd_template"):
-        name = f"agent-cmd: {str(agent['cmd_template'])[:120]}"
+    name = (agent_label(agent_name=agent.get("agent_name"), cmd_template=agent.get("cmd_template"), config=config)
+            or agent.get("adapter_class") or bundle.entries[0].agent_name or "")
     sandbox = provenance.get("sandbox") or {}
     return {
         "agent": str(name)[:200],
@@ -314,7 +314,9 @@ def submission_rescore(*, submission_id: str, requested_by: User) -> Submission:
 
 
 def scoring_enqueue_on_commit(*, submission_id: str, requested_by_id: str | None = None) -> None:
-    """The one way a run enters the scoring queue (confirm and rescore): ids only, after commit."""
+    """The one way a run enters the scoring queue (confirm, rescore, the reaper): ids only, after
+    commit. Records when, so the reaper can tell a message that should have been picked up by now."""
+    Submission.objects.filter(id=submission_id).update(enqueued_at=timezone.now())
     transaction.on_commit(lambda: score_submission.delay(submission_id, requested_by_id))
 
 

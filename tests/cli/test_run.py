@@ -259,3 +259,15 @@ def test_it_refuses_a_bad_template_and_writes_nothing(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "--agent-cmd is not a valid template" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_agent_is_named_from_its_config(base: Path, tmp_path: Path) -> None:
+    instances = make_instances(base)
+    out = tmp_path / "named"
+    done = cli(["run", "--instances-dir", str(instances), "--agent-cmd", AGENTS["naive"], "--sandbox", "none",
+                "--prompt-levels", "b1", "--output-dir", str(out),
+                "--agent-config", '{"name": "naive-baseline", "model": "demo-model"}'], cli_env(tmp_path / "home"))
+    assert done.returncode == 0, done.stderr
+    assert load(out / "run_metadata.json")["agent_config"]["agent_name"] == "naive-baseline"
+    result = load(out / TASK_IDS[0] / f"{TASK_IDS[0]}__seed31415__b1.json")
+    assert result["provenance"]["agent"]["agent_name"] == "naive-baseline"

@@ -13,11 +13,20 @@ VENV_BIN = Path(__file__).resolve().parents[2] / ".venv" / "bin"
 SOCKET = "/var/run/docker.sock"
 
 
-def compose_config(**env: str) -> dict:
-    done = subprocess.run([str(VENV_BIN / "podman-compose"), "-f", str(REPO / "docker-compose.yml"),
+# What an operator's .env must hold: compose has no default for any of them.
+REQUIRED = {"SECRET_KEY": "test-only", "POSTGRES_PASSWORD": "pg-test-pw", "REDIS_PASSWORD": "redis-test-pw",
+            "MINIO_ROOT_PASSWORD": "minio-test-pw"}
+
+
+def render(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(VENV_BIN / "podman-compose"), *args, "-f", str(REPO / "docker-compose.yml"),
                            "--profile", "build", "config"],
-                          env={"PATH": "/usr/bin:/bin", "SECRET_KEY": "test-only", **env},
-                          capture_output=True, text=True, cwd=REPO, timeout=60)
+                          env={"PATH": "/usr/bin:/bin", **env}, capture_output=True, text=True, cwd=REPO,
+                          timeout=60)
+
+
+def compose_config(**env: str) -> dict:
+    done = render({**REQUIRED, **env})
     assert done.returncode == 0, done.stderr
     return yaml.safe_load(done.stdout)
 
@@ -80,3 +89,59 @@ def test_the_scoring_image_is_built_from_the_scoring_dockerfile_without_pythonpa
 
 def test_production_takes_only_os_runs_for_seed42(config):
     assert config["services"]["web"]["environment"]["ASIBENCH_SANDBOX_POLICY"] == "official"
+
+
+def test_the_web_port_is_published_on_loopback_only(config):
+    # NUM_PROXIES=1 trusts one X-Forwarded-For hop: a client reaching gunicorn directly would
+    # forge it and reset every per-IP limit, so only the proxy on this host may reach the port.
+    services = config["services"]
+    assert services["web"]["environment"]["NUM_PROXIES"] == "1"
+    published = {name: svc["ports"] for name, svc in services.items() if svc.get("ports")}
+    assert published == {"web": ["127.0.0.1:8000:8000"]}
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+def test_compose_refuses_to_start_without_each_secret(name):
+    for missing in ({k: v for k, v in REQUIRED.items() if k != name}, {**REQUIRED, name: ""}):
+        done = render(missing)
+        assert done.returncode != 0
+        assert f"set {name} in .env" in done.stderr
+
+
+def test_no_password_is_baked_into_the_compose_file(config):
+    text = (REPO / "docker-compose.yml").read_text()
+    for default in ("asibench-secret", "POSTGRES_PASSWORD: asibench", "postgres://asibench:asibench@"):
+        assert default not in text
+    services = config["services"]
+    assert services["postgres"]["environment"]["POSTGRES_PASSWORD"] == "pg-test-pw"
+    assert services["minio"]["environment"]["MINIO_ROOT_PASSWORD"] == "minio-test-pw"
+    # The bucket job logs in with the same credentials (from its own environment, not a fallback).
+    assert services["minio-bucket"]["environment"]["MINIO_ROOT_PASSWORD"] == "minio-test-pw"
+    assert "$MINIO_ROOT_PASSWORD" in " ".join(services["minio-bucket"]["entrypoint"])
+    for name in ("web", "worker", "beat"):
+        env = services[name]["environment"]
+        assert env["DATABASE_URL"] == "postgres://asibench:pg-test-pw@postgres:5432/asibench"
+        assert env["ASIBENCH_S3_SECRET_ACCESS_KEY"] == "minio-test-pw"
+
+
+def test_redis_requires_the_password_the_broker_and_cache_urls_carry(config):
+    services = config["services"]
+    command = services["redis"]["command"]
+    assert command[command.index("--requirepass") + 1] == "redis-test-pw"
+    for name in ("web", "worker", "beat"):
+        env = services[name]["environment"]
+        assert env["CELERY_BROKER_URL"] == "redis://:redis-test-pw@redis:6379/0"
+        assert env["CACHE_URL"] == "redis://:redis-test-pw@redis:6379/1"
+
+
+def test_debug_is_off_unless_asked_for(config, tmp_path):
+    assert {config["services"][n]["environment"]["DEBUG"] for n in ("web", "worker", "beat")} == {"0"}
+    assert compose_config(DEBUG="1")["services"]["web"]["environment"]["DEBUG"] == "1"
+    # An operator who starts .env from .env.example (its secrets filled in) still gets production.
+    env_file = tmp_path / ".env"
+    env_file.write_text((REPO / ".env.example").read_text() + "".join(f"{k}={v}\n" for k, v in REQUIRED.items()))
+    done = render({}, "--env-file", str(env_file))
+    assert done.returncode == 0, done.stderr
+    web = yaml.safe_load(done.stdout)["services"]["web"]
+    assert web["environment"]["DEBUG"] == "0"
+    assert web["ports"] == ["127.0.0.1:8000:8000"]

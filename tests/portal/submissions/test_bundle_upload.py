@@ -197,3 +197,15 @@ def test_uploads_are_rate_limited_per_user(submit_catalog, submitter, db, client
         SimpleRateThrottle.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
         cache.clear()
     assert statuses == [422, 422, 429]
+
+
+def test_a_custom_agent_is_labelled_by_program_and_script_not_its_paths(submit_catalog, submitter, run_results,
+                                                                      tmp_path):
+    from portal.submissions.services import submission_intake
+
+    archive = bundle_of(run_results["naive"], tmp_path / "naive.tar.gz")
+    with archive.open("rb") as stream:
+        draft = submission_intake(user=submitter.user, stream=stream, content_length=None,
+                                  filename=archive.name).submission
+    assert draft.agent == "python naive_agent.py"
+    assert (draft.model, draft.effort) == ("demo-model", "high")
