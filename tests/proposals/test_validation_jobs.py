@@ -130,7 +130,7 @@ def _waiting_in(queue: str) -> int:
     from portal.celery import app
 
     with app.connection_for_write() as connection:
-        return connection.default_channel.queue_declare(queue=queue, passive=True).message_count
+        return connection.default_channel.queue_declare(queue=queue).message_count
 
 
 def test_validation_waits_in_the_proposals_queue_and_a_worker_of_that_queue_alone_runs_it(submitter, task_dir):
