@@ -65,8 +65,12 @@ def proposal_validation_run(*, job_id: int) -> None:
         return
     with transaction.atomic():
         proposal = Proposal.objects.select_for_update().get(pk=proposal.pk)
-        if not proposal.is_editable or proposal.snapshot != job.snapshot or freeze_problems(proposal):
+        if not proposal.is_editable or proposal.snapshot != job.snapshot:
             _job_finish(job, ProposalJob.Status.FAILED, problems=changed, report=report)
+            return
+        problems = freeze_problems(proposal)  # e.g. another author published this task id meanwhile
+        if problems:
+            _job_finish(job, ProposalJob.Status.FAILED, problems=problems, report=report)
             return
         revision = revision_freeze(proposal, job.requested_by, report)
         _job_finish(job, ProposalJob.Status.PASSED, outcome=str(revision.number), report=report)
