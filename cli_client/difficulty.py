@@ -31,6 +31,7 @@ from cli_client.presubmit import GeneratorFailed, run_generator
 from cli_client.run_records import redact_agent_config, write_json_atomic
 from cli_client.runner import PROMPT_LEVELS, SANDBOXES, Outcome, Runner, RunOptions, WorkItem, find_catalog_task
 from scoring.engine import instance_id_for_seed, sample_params
+from scoring.engine.safe_yaml import untrusted_yaml_load
 from scoring.engine.taskdef import mapping_at
 
 
@@ -284,7 +285,7 @@ def write_submission_results(report: CheckReport, agent_config: Mapping[str, Any
     data: Any = {}
     if path.is_file():
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = untrusted_yaml_load(path.read_text(encoding="utf-8")) or {}
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             raise CliError(f"{path} is not valid YAML ({exc}); fix it before writing results into it") from None
         if not isinstance(data, dict):

@@ -34,6 +34,7 @@ import yaml
 
 from scoring.engine import TaskDefinitionError, load_task, sample_params, static_validate
 from scoring.engine.cli import read_result_line, score_argv
+from scoring.engine.safe_yaml import untrusted_yaml_load
 from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
@@ -315,7 +316,7 @@ def _selfcheck_task_copy(task: dict[str, Any], evaluation: dict[str, Any], dest:
         path = dest / name
         if not path.is_file():
             continue
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = untrusted_yaml_load(path.read_text(encoding="utf-8")) or {}
         if isinstance(data, dict) and "evaluation" in data:
             data["evaluation"] = evaluation
             path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -268,6 +268,16 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Work any signed-up author can start (running their task code) has its own queue, so a backlog
+# of it never sits in front of scoring: a worker consuming both queues alternates between them,
+# and an operator can give proposals a worker of their own. Every worker we start takes
+# `-Q celery,proposals` (scripts/run-portal.sh, docker-compose.yml, tests/support.py).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+PROPOSALS_QUEUE = "proposals"
+CELERY_TASK_ROUTES = {
+    "proposals.validate_proposal": {"queue": PROPOSALS_QUEUE},
+    "proposals.publish_proposal": {"queue": PROPOSALS_QUEUE},
+}
 
 # Proxies in front of the Portal that append to X-Forwarded-For. Rate limits key on the client
 # address that many hops from the right; 0 means REMOTE_ADDR, and the header is never trusted.

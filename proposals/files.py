@@ -16,6 +16,7 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 
 from cli_client.formats.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
+from scoring.engine.safe_yaml import YAMLAliasRefused, untrusted_yaml_load
 from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 
@@ -56,32 +57,58 @@ def blobs_delete(names: Iterable[str]) -> None:
 
 
 # ------------------------------------------------------------------ imported fields
-def _text(value: Any) -> str:
-    """A usable free-text value; scaffold placeholders (TODO…) count as empty."""
-    if value is None or isinstance(value, (dict, list)):
+# The files a draft's fields are read from; their YAML is parsed on every sync and page view.
+PARSED_FILES = ("task_meta.yaml", "task.yaml", "task.yml", "task_eval.yaml", SUBMISSION_FILE)
+# The longest free text a sync imports into a field without its own column limit.
+IMPORTED_TEXT_LIMIT = 20_000
+IMPORTED_FILE_ENTRIES = 200
+
+
+def _text(value: Any, limit: int = IMPORTED_TEXT_LIMIT) -> str:
+    """A usable free-text value: a string of at most `limit` characters, else nothing.
+
+    Scaffold placeholders (TODO…) count as empty. Anything else (numbers, lists, an oversized
+    string) is not imported rather than stringified or cut: the author fills the field instead.
+    """
+    if not isinstance(value, str) or len(value) > limit:
         return ""
-    text = str(value).strip()
+    text = value.strip()
     return "" if text.upper().startswith("TODO") else text
 
 
 def load_yaml(data: bytes | None) -> dict[str, Any]:
+    """The mapping a task file holds, or {} for anything else (bad YAML, aliases, not a mapping)."""
     if data is None:
         return {}
     try:
-        parsed = yaml.safe_load(data.decode("utf-8"))
+        parsed = untrusted_yaml_load(data.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError):
         return {}
     return parsed if isinstance(parsed, dict) else {}
 
 
+def yaml_refusal(name: str, data: bytes | None) -> str | None:
+    """Why the portal will not parse this task file (it uses YAML anchors/aliases); None if it will."""
+    if data is None or name not in PARSED_FILES:
+        return None
+    try:
+        untrusted_yaml_load(data.decode("utf-8"))
+    except YAMLAliasRefused as exc:
+        return f"{name}: {exc}"
+    except (UnicodeDecodeError, yaml.YAMLError):  # reported by the sandboxed validation, not here
+        return None
+    return None
+
+
 def _describe_files(section: Any) -> str:
     files = section.get("files") if isinstance(section, dict) else None
     lines = []
-    for entry in files if isinstance(files, list) else []:
-        if isinstance(entry, dict) and entry.get("name"):
-            kind = f" ({entry['type']})" if entry.get("type") else ""
-            description = f": {_text(entry.get('description'))}" if _text(entry.get("description")) else ""
-            lines.append(f"{entry['name']}{kind}{description}")
+    for entry in files[:IMPORTED_FILE_ENTRIES] if isinstance(files, list) else []:
+        name = _text(entry.get("name"), 255) if isinstance(entry, dict) else ""
+        if name:
+            kind = f" ({_text(entry.get('type'), 50)})" if _text(entry.get("type"), 50) else ""
+            description = f": {_text(entry.get('description'), 2000)}" if _text(entry.get("description"), 2000) else ""
+            lines.append(f"{name}{kind}{description}")
     return "\n".join(lines)
 
 
@@ -126,12 +153,12 @@ def imported_fields(files: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, 
     meta = load_yaml(files.get("task_meta.yaml") or files.get("task.yaml") or files.get("task.yml"))
     if meta:
         source_name = "task_meta.yaml" if "task_meta.yaml" in files else "task.yaml"
-        put("name", _text(meta.get("name"))[:200], source_name)
-        put("domain", _text(meta.get("domain"))[:50], source_name)
-        put("subdomain", _text(meta.get("subdomain"))[:200], source_name)
+        put("name", _text(meta.get("name"), 200), source_name)
+        put("domain", _text(meta.get("domain"), 50), source_name)
+        put("subdomain", _text(meta.get("subdomain"), 200), source_name)
         source = mapping_at(meta, "source")
-        put("source_paper", _text(source.get("paper"))[:500], source_name)
-        put("source_repo", _text(source.get("repo"))[:500], source_name)
+        put("source_paper", _text(source.get("paper"), 500), source_name)
+        put("source_repo", _text(source.get("repo"), 500), source_name)
         put("inputs", _describe_files(meta.get("input")), source_name)
         put("outputs", _describe_files(meta.get("output")), source_name)
     evidence = load_yaml(files.get(SUBMISSION_FILE))
@@ -142,11 +169,11 @@ def imported_fields(files: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, 
             put("local_testing_done", evidence.get("local_testing_done") is True, SUBMISSION_FILE)
         entry = _best_entry(evidence.get("local_test_results"))
         if entry:
-            put("test_provider", _text(entry.get("provider"))[:120], SUBMISSION_FILE)
-            model = " ".join(_text(entry.get(k)) for k in ("family", "version") if _text(entry.get(k)))
-            put("test_model", model[:120], SUBMISSION_FILE)
-            put("test_agent", _text(entry.get("agent"))[:60], SUBMISSION_FILE)
-            put("test_sandbox", _text(entry.get("sandbox"))[:20], SUBMISSION_FILE)
+            put("test_provider", _text(entry.get("provider"), 120), SUBMISSION_FILE)
+            model = " ".join(_text(entry.get(k), 120) for k in ("family", "version") if _text(entry.get(k), 120))
+            put("test_model", model if len(model) <= 120 else "", SUBMISSION_FILE)
+            put("test_agent", _text(entry.get("agent"), 60), SUBMISSION_FILE)
+            put("test_sandbox", _text(entry.get("sandbox"), 20), SUBMISSION_FILE)
             for level in PROMPT_LEVELS:
                 value = _score(entry["_levels"].get(level))
                 if value is not None:

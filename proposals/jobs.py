@@ -4,17 +4,19 @@ run it, record its outcome. The web side (`proposals.services`) queues these job
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from portal.errors import PortalError
 from proposals import selectors
-from proposals.models import Proposal, ProposalJob, ReviewEvent
+from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision
 from proposals.notify import author_notify
 from proposals.presubmit_sandbox import validate_in_sandbox
 from proposals.publishing import publish_revision
@@ -63,11 +65,31 @@ def proposal_validation_run(*, job_id: int) -> None:
         return
     with transaction.atomic():
         proposal = Proposal.objects.select_for_update().get(pk=proposal.pk)
-        if not proposal.is_editable or proposal.snapshot != job.snapshot or freeze_problems(proposal):
+        if not proposal.is_editable or proposal.snapshot != job.snapshot:
             _job_finish(job, ProposalJob.Status.FAILED, problems=changed, report=report)
+            return
+        problems = freeze_problems(proposal)  # e.g. another author published this task id meanwhile
+        if problems:
+            _job_finish(job, ProposalJob.Status.FAILED, problems=problems, report=report)
             return
         revision = revision_freeze(proposal, job.requested_by, report)
         _job_finish(job, ProposalJob.Status.PASSED, outcome=str(revision.number), report=report)
+
+
+@contextmanager
+def _publish_lock(task_id: str) -> Iterator[None]:
+    """Publishes of one task id, one at a time across workers, so the first owner check and the publish it
+    guards cannot interleave with another author's. A session lock: PostgreSQL frees it if the worker dies."""
+    if connection.vendor != "postgresql":  # SQLite (local development) has one writer anyway
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"proposals.publish:{task_id}"])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(hashtext(%s))", [f"proposals.publish:{task_id}"])
 
 
 def proposal_publish_run(*, job_id: int) -> None:
@@ -81,6 +103,15 @@ def proposal_publish_run(*, job_id: int) -> None:
         _job_finish(job, ProposalJob.Status.FAILED, problems=[f"The proposal is {proposal.status}, not accepted."])
         return
     datasets, status = job.options["datasets"], job.options["status"]
+    with _publish_lock(revision.fields["task_id"]):
+        taken = selectors.task_id_taken_problem(task_id=revision.fields["task_id"], owner_id=proposal.owner_id)
+        if taken:
+            _job_finish(job, ProposalJob.Status.FAILED, problems=[taken])
+            return
+        _publish(job, proposal, revision, datasets, status)
+
+
+def _publish(job: ProposalJob, proposal: Proposal, revision: Revision, datasets: list[str], status: str) -> None:
     try:
         version = publish_revision(revision, dataset_names=datasets, status=status)
     except PortalError as exc:

@@ -19,16 +19,42 @@ from scoring.catalog import sandbox_backend, scratch_root
 from scoring.sandbox import Limits, python_runtime_env, python_runtime_mounts
 from scoring.sandbox.process import scratch_tree
 
+REPORT_TEXT_LIMIT = 4000
+REPORT_ITEMS_LIMIT = 200
+
+
+def storable_text(value: Any, limit: int = REPORT_TEXT_LIMIT) -> str:
+    """Text from the sandbox as the database can keep it: PostgreSQL text and jsonb refuse U+0000,
+    so each NUL becomes U+FFFD (the reader still sees where one was), and long text is cut."""
+    text = value if isinstance(value, str) else json.dumps(value) if isinstance(value, (int, float, bool)) else ""
+    return text[:limit].replace("\x00", "\ufffd")
+
+
+def _report_check(check: Any) -> dict[str, Any] | None:
+    if not isinstance(check, dict):
+        return None
+    details = check.get("details")
+    return {"name": storable_text(check.get("name"), 200), "status": storable_text(check.get("status"), 20),
+            "summary": storable_text(check.get("summary")),
+            "details": [storable_text(d) for d in details[:REPORT_ITEMS_LIMIT]] if isinstance(details, list) else []}
+
 
 def _parse_report(stdout: str) -> dict[str, Any] | None:
+    """The validator's JSON report in the shape the portal stores, or None. The report is as hostile as
+    the task code that ran beside the validator: only the known fields are kept, as storable text."""
     start = stdout.find("{")
     if start < 0:
         return None
     try:
-        report = json.loads(stdout[start:])
-    except ValueError:
+        report = json.loads(stdout[start:], parse_constant=str)  # NaN/Infinity: JSONB has neither
+    except (ValueError, RecursionError):
         return None
-    return report if isinstance(report, dict) and "checks" in report else None
+    if not isinstance(report, dict) or not isinstance(report.get("checks"), list):
+        return None
+    warnings = report.get("warnings")
+    return {"ok": report.get("ok") is True,
+            "checks": [c for c in map(_report_check, report["checks"][:REPORT_ITEMS_LIMIT]) if c is not None],
+            "warnings": [storable_text(w) for w in warnings[:REPORT_ITEMS_LIMIT]] if isinstance(warnings, list) else []}
 
 
 def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str, Any]:
@@ -54,11 +80,9 @@ def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str,
         result = backend.run(argv, work, list(mounts), limits)
     report = _parse_report(result.stdout_text)
     if report is None:
-        tail = " ".join(result.stderr_text.strip().splitlines()[-3:])[:500]
+        tail = storable_text(" ".join(result.stderr_text.strip().splitlines()[-3:]), 500)
         reason = result.reason or tail or f"exit status {result.returncode}"
         return {"ok": False, "checks": [], "warnings": [], "error": f"the validator did not finish: {reason}"}
     if result.limit:
-        return {"ok": False, "checks": report.get("checks") or [], "warnings": report.get("warnings") or [],
-                "error": f"the validator was stopped: {result.reason}"}
-    return {"ok": bool(report.get("ok")) and result.ok, "checks": report.get("checks") or [],
-            "warnings": report.get("warnings") or [], "error": ""}
+        return {**report, "ok": False, "error": f"the validator was stopped: {result.reason}"}
+    return {**report, "ok": report["ok"] and result.ok, "error": ""}

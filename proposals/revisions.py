@@ -13,7 +13,7 @@ from django.utils import timezone
 from cli_client.formats.task_files import SUBMISSION_FILE, os_evidence_error
 from portal.accounts.models import User
 from proposals import selectors
-from proposals.files import blob_read, json_safe, load_yaml
+from proposals.files import PARSED_FILES, blob_read, json_safe, load_yaml, yaml_refusal
 from proposals.models import Proposal, ReviewEvent, Revision, RevisionFile
 
 FIELD_NAMES = (
@@ -40,12 +40,19 @@ def freeze_problems(proposal: Proposal) -> list[str]:
         if step["key"] != "testing" and not step["done"]:
             problems.append(f"{step['title']}: missing {', '.join(step['needs'])}")
     problems += [f"Local testing: {p}" for p in selectors.testing_problems(proposal)]
+    taken = selectors.task_id_taken_problem(task_id=proposal.task_id, owner_id=proposal.owner_id)
+    if taken:
+        problems.append(taken)
     files = {f.path: f for f in proposal.files.all()}
+    problems += [problem for path in PARSED_FILES if path in files
+                 if (problem := yaml_refusal(path, blob_read(files[path].blob)))]
     meta = files.get("task_meta.yaml")
     if meta is not None:
-        meta_id = str(load_yaml(blob_read(meta.blob)).get("id") or "")
+        meta_id = load_yaml(blob_read(meta.blob)).get("id")
         if meta_id != proposal.task_id:
-            problems.append(f"task_meta.yaml declares id {meta_id!r}, not {proposal.task_id!r}")
+            short = isinstance(meta_id, str) and len(meta_id) <= 130
+            shown = repr(meta_id) if short else "(none, or not a short string)"
+            problems.append(f"task_meta.yaml declares id {shown}, not {proposal.task_id!r}")
     evidence = files.get(SUBMISSION_FILE)
     if evidence is not None:
         error = os_evidence_error(load_yaml(blob_read(evidence.blob)))

@@ -150,3 +150,13 @@ def accepted_revision(proposal: Proposal) -> Revision | None:
     """The revision of the proposal's latest acceptance (what Publish publishes); None if never accepted."""
     accepted = proposal.events.filter(kind=ReviewEvent.Kind.ACCEPTED).order_by("-created_at").first()
     return accepted.revision if accepted is not None else None
+
+
+def task_id_taken_problem(*, task_id: str, owner_id: uuid.UUID) -> str | None:
+    """Why an author may not have `task_id` (None when they may): a published task id stays with the author
+    who published it first, so another author's proposal can never replace their task in the catalog."""
+    taken = Proposal.objects.filter(task_id=task_id, status=Proposal.Status.PUBLISHED).exclude(owner_id=owner_id)
+    if not task_id or not taken.exists():
+        return None
+    return (f"The task id {task_id} is already published by another author, and a published task id stays "
+            "with its author: choose another task id.")

@@ -38,6 +38,7 @@ from proposals.files import (
     blob_store,
     blobs_delete,
     imported_fields,
+    yaml_refusal,
 )
 from proposals.models import Proposal, ProposalFile, ProposalJob, ReviewEvent, Revision, RevisionFile
 from proposals.notify import author_notify
@@ -196,6 +197,12 @@ def _checked_incoming(files: Iterable[IncomingFile]) -> list[IncomingFile]:
         check_file_set({name: item.size for name, item in out.items()})
     except TaskFileError as exc:
         raise _file_error(exc) from None
+    for item in out.values():
+        item.handle.seek(0)
+        problem = yaml_refusal(item.name, item.handle.read())
+        item.handle.seek(0)
+        if problem:
+            raise ValidationFailed(problem, code="yaml_alias")
     return list(out.values())
 
 
@@ -345,6 +352,13 @@ def check_difficulty_gate(revision: Revision) -> None:
                                code="difficulty_gate", extra={"problems": problems})
 
 
+def check_task_id_free(revision: Revision) -> None:
+    """Refuse to accept or publish a revision whose task id another author published first."""
+    problem = selectors.task_id_taken_problem(task_id=revision.fields["task_id"], owner_id=revision.proposal.owner_id)
+    if problem:
+        raise Conflict(problem, code="task_id_taken")
+
+
 def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: int, decision: str,
                     reason: str) -> ReviewEvent:
     """A maintainer's decision on the revision under review, claimed with a conditional UPDATE."""
@@ -363,6 +377,7 @@ def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: i
                            code="stale_revision")
         if decision == "accept":
             check_difficulty_gate(revision)
+            check_task_id_free(revision)
         claimed = Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.SUBMITTED).update(
             status=status, updated_at=timezone.now())
         if not claimed:
@@ -379,9 +394,11 @@ def proposal_publish(*, maintainer: User, proposal_id: object, dataset_names: li
                      status: str = "final") -> ProposalJob:
     """Queue publishing the accepted revision into the catalog (a worker runs proposals.publishing)."""
     proposal = selectors.proposal_get_for_review(user=maintainer, proposal_id=proposal_id)
-    if proposal.status != Proposal.Status.ACCEPTED or selectors.accepted_revision(proposal) is None:
+    revision = selectors.accepted_revision(proposal)
+    if proposal.status != Proposal.Status.ACCEPTED or revision is None:
         raise Conflict(f"Only an accepted proposal can be published; this one is {proposal.status}.",
                        code="not_accepted")
+    check_task_id_free(revision)
     if not dataset_names:
         raise ValidationFailed("Choose at least one dataset to generate instances for.", code="no_dataset")
     if status not in PUBLISHABLE_STATUSES:

@@ -247,6 +247,8 @@ def review_page(request: AuthedRequest, proposal_id: str) -> HttpResponse:
         "history": selectors.history(proposal),
         "is_latest": bool(revision and revision.number == revisions[-1].number),
         "difficulty_problems": selectors.revision_difficulty_problems(revision) if revision else [],
+        "task_id_problem": selectors.task_id_taken_problem(task_id=revision.fields["task_id"],
+                                                           owner_id=proposal.owner_id) if revision else None,
         "decision_form": forms.DecisionForm(initial={"revision": revision.number if revision else 0}),
         "publish_form": forms.PublishForm(),
         "publish_job": selectors.latest_job(proposal, ProposalJob.Kind.PUBLISH),

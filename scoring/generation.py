@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from scoring.engine import anonymised_task_id, declared_outputs, digests, load_task, public_task_eval, static_validate
+from scoring.engine.safe_yaml import untrusted_yaml_load
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.sandbox import Limits, SandboxBackend
 from scoring.sandbox.outputs import UnsafeOutput, collect_outputs
@@ -87,7 +88,7 @@ def read_task_dir(directory: Path, tasks_root: Path | None = None) -> TaskSource
     if missing:
         raise TaskProblem(f"missing required files: {', '.join(missing)}")
     try:
-        meta = yaml.safe_load((directory / "task_meta.yaml").read_text(encoding="utf-8"))
+        meta = untrusted_yaml_load((directory / "task_meta.yaml").read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise TaskProblem(f"task_meta.yaml is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):

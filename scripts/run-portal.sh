@@ -8,7 +8,7 @@ VENV=.venv/bin
 "$VENV/gunicorn" portal.wsgi:application --bind "127.0.0.1:${PORT}" --workers 2 --threads 4 \
   --timeout 300 --access-logfile - &
 web=$!
-"$VENV/celery" -A portal worker --beat --loglevel INFO --concurrency 2 \
+"$VENV/celery" -A portal worker --beat --loglevel INFO --concurrency 2 -Q celery,proposals \
   --schedule "${ASIBENCH_VAR_DIR:-var}/celerybeat-schedule" &
 worker=$!
 

@@ -95,14 +95,16 @@ def subprocess_env(extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def start_celery_worker(name: str, concurrency: int = 2, extra_env: dict[str, str] | None = None) -> subprocess.Popen:
-    """A real Celery worker process (its own process group) on the Redis broker and the test database."""
+def start_celery_worker(name: str, concurrency: int = 2, extra_env: dict[str, str] | None = None,
+                        queues: str = "celery,proposals") -> subprocess.Popen:
+    """A real Celery worker process (its own process group) on the Redis broker and the test database,
+    consuming `queues` (scoring's and proposals', as every worker we deploy)."""
     OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
     log = open(OUTPUT_DIR / f"celery-{name}.log", "w")
     env = subprocess_env({**test_database_env(), **(extra_env or {})})
     return subprocess.Popen(
         [str(VENV_BIN / "celery"), "-A", "portal", "worker", "--loglevel", "INFO", "--concurrency", str(concurrency),
-         "--hostname", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+         "--hostname", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle", "-Q", queues],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
 

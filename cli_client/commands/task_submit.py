@@ -31,6 +31,7 @@ from cli_client.formats.task_files import (
     os_evidence_error,
 )
 from scoring.engine.digests import sha256_bytes
+from scoring.engine.safe_yaml import untrusted_yaml_load
 
 pass_cli = click.make_pass_decorator(CliContext)
 UPLOAD_TIMEOUT = 300.0
@@ -50,7 +51,7 @@ def evidence_error(task_dir: Path) -> str | None:
         return ("task_submission.yaml is required and must record local testing performed with "
                 "`asibench difficulty-check --sandbox os`.")
     try:
-        evidence = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        evidence = untrusted_yaml_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeError, yaml.YAMLError) as exc:
         return f"Could not read task_submission.yaml: {exc}"
     return os_evidence_error(evidence)
@@ -62,7 +63,7 @@ def read_local_task(task_dir: Path) -> LocalTask:
     if meta_path is None:
         raise CliError(f"task_meta.yaml or task.yaml not found in {root}")
     try:
-        metadata = yaml.safe_load(meta_path.read_text(encoding="utf-8")) or {}
+        metadata = untrusted_yaml_load(meta_path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeError, yaml.YAMLError) as exc:
         raise CliError(f"Could not read {meta_path.name}: {exc}") from exc
     if not isinstance(metadata, dict):

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from .errors import TaskDefinitionError
+from .safe_yaml import untrusted_yaml_load
 from .templates import resolve_templates
 
 __all__ = [
@@ -48,7 +49,7 @@ def mapping_at(data: dict[str, Any] | None, key: str) -> dict[str, Any]:
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = untrusted_yaml_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise TaskDefinitionError(f"{path.name}: cannot parse YAML: {exc}") from None
     if data is None:

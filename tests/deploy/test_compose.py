@@ -71,6 +71,7 @@ def test_sandboxed_work_runs_in_the_worker_not_the_web_tier(config):
     services = config["services"]
     worker = " ".join(services["worker"]["command"])
     assert "celery -A portal worker" in worker and "catalog_load" in worker
+    assert "-Q celery,proposals" in worker  # scoring's queue and the proposals' own
     assert "celery" not in " ".join(services["web"]["command"])
     assert services["worker"]["environment"]["ASIBENCH_SANDBOX"] == "docker"
 

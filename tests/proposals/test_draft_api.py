@@ -1,11 +1,14 @@
 """The CLI draft API (T1–T5) through Django's test client: exact sync, conflicts, refusals."""
 
 import hashlib
+import io
+import re
 
 import pytest
 from django.test import Client
 
 from proposals.models import Proposal, ProposalFile
+from tests.hostile_yaml import alias_bomb
 from tests.proposals.proposal_support import multipart, stored_blobs, task_files
 from tests.support import issue_token
 
@@ -208,3 +211,60 @@ def test_api_routes_never_redirect(client, draft):
     token, proposal_id = draft
     assert api(client, token, "GET", f"/proposals/{proposal_id}/").status_code == 404
     assert api(client, token, "GET", f"/proposals/{proposal_id}").status_code == 200
+
+
+def _peak_bytes(action):  # noqa: ANN001, ANN202
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        result = action()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_sync_refuses_a_yaml_alias_bomb_with_its_reason_and_stores_nothing(client, draft, task_dir):
+    token, proposal_id = draft
+    files = task_files(task_dir)
+    files["task_meta.yaml"] += alias_bomb(6, key="subdomain").encode()  # 9**6 strings once expanded
+    before = snapshot_of(client, token, proposal_id)["snapshot"]
+    response, peak = _peak_bytes(lambda: put_files(client, token, proposal_id, files, before))
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "yaml_alias"
+    assert response.json()["detail"].startswith("task_meta.yaml: YAML anchors and aliases (&name / *name) are refused")
+    assert peak < 20_000_000
+    assert snapshot_of(client, token, proposal_id)["snapshot"] == before
+    assert not ProposalFile.objects.exists() and stored_blobs() == []
+
+
+def test_the_page_of_a_draft_holding_an_alias_bomb_stays_small_and_says_why(client, submitter, draft, task_dir):
+    from proposals.files import IncomingFile, blob_store
+
+    _, proposal_id = draft
+    # As a sync before the loader refused aliases stored it.
+    data = task_files(task_dir)["task_meta.yaml"] + alias_bomb(6, key="id").encode()
+    item = IncomingFile("task_meta.yaml", io.BytesIO(data), len(data), hashlib.sha256(data).hexdigest())
+    ProposalFile.objects.create(proposal_id=proposal_id, path=item.name, blob=blob_store(proposal_id, item)[0],
+                                sha256=item.sha256, size=item.size)
+    client.force_login(submitter.user)
+    response, peak = _peak_bytes(lambda: client.get(f"/submit/proposals/{proposal_id}"))
+    assert response.status_code == 200
+    assert len(response.content) < 200_000 and peak < 20_000_000
+    assert "task_meta.yaml: YAML anchors and aliases (&amp;name / *name) are refused" in response.content.decode()
+
+
+def test_imported_fields_are_strings_under_their_length_cap(client, draft, task_dir):
+    token, proposal_id = draft
+    files = task_files(task_dir)
+    meta = re.sub(r"(?m)^name: .*$", f'name: "{"x" * 201}"', files["task_meta.yaml"].decode())
+    files["task_meta.yaml"] = re.sub(r"(?m)^subdomain: .*$", "subdomain: 12345", meta).encode()
+    evidence = files["task_submission.yaml"].decode().replace(
+        'core_method: "Tridiagonal reduction and implicit QR."', "core_method: 12345")
+    files["task_submission.yaml"] = evidence.encode()
+    response = put_files(client, token, proposal_id, files, snapshot_of(client, token, proposal_id)["snapshot"])
+    assert response.status_code == 200, response.content
+    proposal = Proposal.objects.get(pk=proposal_id)
+    assert proposal.name == "Toy" and proposal.subdomain == "" and proposal.core_method == ""
+    assert {"name", "subdomain", "core_method"}.isdisjoint(proposal.imported_from)
+    assert proposal.objective.startswith("Recover the spectrum")

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from portal.errors import ValidationFailed
 from proposals import jobs, services
 from proposals.files import IncomingFile
 from proposals.models import Proposal, ProposalJob
+from proposals.revisions import freeze_problems
 from scoring.models import Instance, Task
 from tests.proposals.proposal_support import finished_job, task_files
 from tests.support import start_celery_worker, stop_celery_worker
@@ -216,3 +218,59 @@ def test_a_failed_publish_shows_its_reason_and_changes_nothing(submitter, mainta
     assert Proposal.objects.get(pk=proposal.pk).status == "accepted"
     assert not Task.objects.filter(id="physics.toy_spectrum").exists() and not Instance.objects.exists()
     assert not (Path(settings.PUBLISHED_TASKS_DIR) / "physics" / "toy_spectrum").exists()
+
+
+def test_a_published_task_id_stays_with_the_author_who_published_it_first(
+        submitter, other_user, maintainer, task_dir, tmp_path, settings):
+    settings.TASKS_DIR = tmp_path / "repo_tasks"
+    Path(settings.TASKS_DIR).mkdir()
+    files = task_files(task_dir)
+    first, second = (services.proposal_cli_open(owner=p.user, task_id="physics.toy_spectrum", name="Toy",
+                                                domain="physics", subdomain=None).proposal
+                     for p in (submitter, other_user))
+    sync(submitter.user, first, files)
+    sync(other_user.user, second, {**files, "prompt_b1.md": files["prompt_b1.md"] + b"\nTaken over.\n"})
+    for persona, proposal in ((submitter, first), (other_user, second)):  # both frozen before any publish
+        assert finished_job(services.proposal_submit(user=persona.user, proposal_id=proposal.id)).status == "passed"
+    reviewer = login(maintainer)
+    reviewer.post(f"/submit/proposals/{first.id}/review/decide", {"revision": 1, "decision": "accept", "reason": "ok"})
+    reviewer.post(f"/submit/proposals/{first.id}/review/publish", {"datasets": ["seed42"], "status": "final"})
+    assert finished_job(ProposalJob.objects.get(proposal=first, kind="publish")).status == "passed"
+    published = Path(settings.PUBLISHED_TASKS_DIR) / "physics" / "toy_spectrum"
+    before = (Task.objects.get(id="physics.toy_spectrum").source_hash, (published / "prompt_b1.md").read_bytes())
+    taken = "The task id physics.toy_spectrum is already published by another author"
+
+    page = reviewer.get(f"/submit/proposals/{second.id}/review").content.decode()
+    assert 'data-testid="task-id-taken"' in page and taken in page
+    response = reviewer.post(f"/submit/proposals/{second.id}/review/decide",
+                             {"revision": 1, "decision": "accept", "reason": "ok"}, follow=True)
+    assert taken in messages_of(response)
+    assert Proposal.objects.get(pk=second.pk).status == "submitted"
+
+    # Accepted before the first publish (or before this rule): Publish refuses it, and so does the worker.
+    Proposal.objects.filter(pk=second.pk).update(status="accepted")
+    second.events.create(revision=second.revisions.get(), actor=maintainer.user, kind="accepted", text="ok")
+    response = reviewer.post(f"/submit/proposals/{second.id}/review/publish",
+                             {"datasets": ["seed42"], "status": "final"}, follow=True)
+    assert taken in messages_of(response)
+    assert not ProposalJob.objects.filter(proposal=second, kind="publish").exists()
+    job = ProposalJob.objects.create(proposal=second, kind="publish", requested_by=maintainer.user,
+                                     options={"datasets": ["seed42"], "status": "final"})
+    jobs.proposal_publish_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and job.problems[0].startswith(taken), job.problems
+    assert (Task.objects.get(id="physics.toy_spectrum").source_hash, (published / "prompt_b1.md").read_bytes()) \
+        == before
+    assert Proposal.objects.get(pk=second.pk).status == "accepted"
+
+    # A new draft of the same id by the other author cannot even be submitted.
+    again = services.proposal_cli_open(owner=other_user.user, task_id="physics.toy_spectrum", name="Toy",
+                                       domain="physics", subdomain=None).proposal
+    sync(other_user.user, again, files)
+    with pytest.raises(ValidationFailed) as refused:
+        services.proposal_submit(user=other_user.user, proposal_id=again.id)
+    assert taken in refused.value.detail
+    # The first author keeps their id: a new version of it can still be frozen.
+    mine = services.proposal_cli_open(owner=submitter.user, task_id="physics.toy_spectrum", name="Toy",
+                                      domain="physics", subdomain=None).proposal
+    assert freeze_problems(sync(submitter.user, mine, files)) == []

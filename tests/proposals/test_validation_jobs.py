@@ -3,6 +3,7 @@ the proposal page, the server's time limit (never the author's), a daily quota p
 
 import hashlib
 import io
+import json
 from datetime import timedelta
 
 import pytest
@@ -123,3 +124,47 @@ def test_the_daily_validation_quota_is_enforced_with_a_clear_message(submitter, 
     assert ProposalJob.objects.count() == 3
     # Another author's quota is their own.
     assert not ProposalJob.objects.filter(requested_by=other_user.user).exists()
+
+
+def _waiting_in(queue: str) -> int:
+    from portal.celery import app
+
+    with app.connection_for_write() as connection:
+        return connection.default_channel.queue_declare(queue=queue).message_count
+
+
+def test_validation_waits_in_the_proposals_queue_and_a_worker_of_that_queue_alone_runs_it(submitter, task_dir):
+    from portal.celery import app
+
+    route = app.amqp.router.route
+    assert route({}, "proposals.validate_proposal")["queue"].name == "proposals"
+    assert route({}, "proposals.publish_proposal")["queue"].name == "proposals"
+    assert route({}, "scoring.score_submission")["queue"].name == "celery"
+    proposal = synced_draft(submitter.user, task_files(task_dir))
+    before = _waiting_in("celery")
+    job = services.proposal_submit(user=submitter.user, proposal_id=proposal.id)
+    assert _waiting_in("proposals") == 1 and _waiting_in("celery") == before
+    worker = start_celery_worker("proposals-only", queues="proposals")
+    try:
+        job = finished_job(job, timeout=300)
+    finally:
+        stop_celery_worker(worker)
+    assert job.status == "passed" and job.outcome == "1", job.problems
+    assert _waiting_in("proposals") == 0
+
+
+def test_a_nul_in_the_validators_report_is_stored_as_a_replacement_character(submitter, task_dir, proposal_worker):
+    # The generator's stderr flows into the report; PostgreSQL refuses U+0000 in text and jsonb.
+    files = task_files(task_dir)
+    files["generate_gt.py"] = files["generate_gt.py"].replace(
+        b'    p["n"], p["seed"] = int(p["n"]), int(p["seed"])\n',
+        b'    p["n"], p["seed"] = int(p["n"]), int(p["seed"])\n'
+        b'    __import__("sys").stderr.write("bad\\x00byte\\n")\n    raise SystemExit(3)\n')
+    proposal = synced_draft(submitter.user, files)
+    job = finished_job(services.proposal_submit(user=submitter.user, proposal_id=proposal.id), timeout=240)
+    assert job.status == "failed"
+    stored = json.dumps([job.problems, job.report, Proposal.objects.get(pk=proposal.pk).last_validation],
+                        ensure_ascii=False)
+    assert "bad\ufffdbyte" in stored and "\x00" not in stored and "\\u0000" not in stored
+    assert any("bad\ufffdbyte" in p for p in job.problems), job.problems
+    assert Revision.objects.count() == 0

@@ -7,6 +7,7 @@ from django.core.files.storage import default_storage
 
 from scoring.catalog import catalog_load
 from scoring.models import Dataset, Instance, Task
+from tests.hostile_yaml import alias_bomb
 from tests.scoring.catalog.catalog_support import add_variant, make_root, patch_generator
 from tests.support import read_archive_members
 
@@ -79,6 +80,9 @@ def test_archives_are_byte_identical_across_regeneration(db, tmp_path):
          "not deterministic"),
         ("networked", lambda d: patch_generator(
             d, "    import socket; socket.create_connection(('127.0.0.1', 6379), timeout=3)\n"), "generator failed"),
+        # Before: read_task_dir kept the aliases and public_meta's JSON expanded them (9**5 strings here).
+        ("alias_bomb", lambda d: (d / "task_meta.yaml").write_text(
+            (d / "task_meta.yaml").read_text() + alias_bomb(5)), "anchors and aliases (&name / *name) are refused"),
     ],
 )
 def test_a_bad_task_is_reported_by_name_and_the_others_still_load(db, tmp_path, settings, name, edit, reason):
