@@ -357,7 +357,7 @@ def _site_confirm_budget_check(submission: Submission) -> None:
     if len(recent) >= budget:
         frees_at = recent[len(recent) - budget] + timedelta(days=1)
         raise QuotaExceeded(
-            f"The Portal has scored its {budget} runs for the last 24 hours (all users together). This draft "
+            f"The Portal has taken its {budget} confirms for the last 24 hours (all users together). This draft "
             f"stays; confirm it after {frees_at:%Y-%m-%d %H:%M} UTC.",
             code="site_confirm_budget",
         )
