@@ -48,10 +48,9 @@ def upload_rate(settings) -> Iterator[object]:
         api_settings.reload()
         SimpleRateThrottle.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
 
+    original = SimpleRateThrottle.THROTTLE_RATES
     yield set_rate
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK}
-    api_settings.reload()
-    SimpleRateThrottle.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
+    SimpleRateThrottle.THROTTLE_RATES = original  # a class attribute: `settings` does not restore it
 
 
 def api_upload(token: str, body: bytes):
