@@ -17,12 +17,13 @@ class UploadThrottle(UserRateThrottle):
     scope = "bundle_upload"
 
     def refusal(self) -> str:
-        assert self.num_requests is not None and self.duration is not None
+        """The page's message once `allow_request` said no (the API keeps DRF's own)."""
+        count, seconds = self.parse_rate(self.get_rate())
         period = {1: "a second", 60: "a minute", 3600: "an hour", 86400: "a day"}.get(
-            self.duration, f"per {self.duration} seconds")
+            seconds or 0, f"per {seconds} seconds")
         wait = self.wait()
         minutes = max(1, round(wait / 60)) if wait is not None else None
-        return (f"Too many uploads: the limit is {self.num_requests} {period} (browser and CLI together)."
+        return (f"Too many uploads: the limit is {count} {period} (browser and CLI together)."
                 + (f" Try again in {minutes} minute{'s' if minutes != 1 else ''}." if minutes else ""))
 
 
