@@ -45,7 +45,9 @@ def user_require_verified_email(*, user: User) -> None:
     """Tokens, device approvals, uploads and confirms need a verified address: sign-ups are free, and
     each account is one more scoring quota. (Signing in already needs one when verification is
     mandatory; this also holds for sessions and tokens from before, and for `optional`.)"""
-    if not EmailAddress.objects.filter(user=user, email__iexact=user.email, verified=True).exists():
+    from portal.accounts.selectors import user_email_verified  # selectors imports this module
+
+    if not user_email_verified(user):
         raise EmailUnverified(
             f"Verify your e-mail address first: follow the link we sent to {user.email}. "
             f"No mail? Send it again from {EMAIL_PAGE}.",

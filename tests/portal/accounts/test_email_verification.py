@@ -57,10 +57,18 @@ def test_signing_up_signs_in_only_after_the_emailed_link(db, client: Client):
 
 
 def test_an_unverified_user_cannot_create_a_token(unverified):
-    page = logged_in(unverified).post("/submit/settings", {"name": "laptop", "scope": "submit"})
+    browser = logged_in(unverified)
+    page = browser.post("/submit/settings", {"name": "laptop", "scope": "submit"})
     text = page.content.decode()
     assert f"{VERIFY_FIRST} alice@uni.example. No mail? Send it again from /accounts/email/." in text
     assert CliToken.objects.count() == 0
+    # Every page says so, with allauth's resend page a click away.
+    banner = browser.get("/submit/dashboard").content.decode().split('data-testid="verify-email">')[1]
+    assert "follow the link we sent to alice@uni.example" in banner and 'href="/accounts/email/"' in banner
+
+
+def test_verified_users_see_no_banner(submitter):
+    assert 'data-testid="verify-email"' not in logged_in(submitter).get("/submit/dashboard").content.decode()
 
 
 def test_an_unverified_user_cannot_approve_a_device_login(unverified, client: Client):
