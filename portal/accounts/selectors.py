@@ -18,7 +18,7 @@ def user_is_maintainer(user: User | AnonymousUser) -> bool:
 
 def user_email_verified(user: User | AnonymousUser) -> bool:
     """Whether the address the user signs in with is verified (allauth's EmailAddress)."""
-    if not getattr(user, "is_authenticated", False):
+    if not isinstance(user, User):
         return False
     return EmailAddress.objects.filter(user=user, email__iexact=user.email, verified=True).exists()
 
