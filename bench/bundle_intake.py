@@ -177,6 +177,8 @@ Instance.objects.create(instance_id="bench.synthetic__seed42", dataset=dataset, 
                         task_source_hash="0" * 64, input_archive="-", input_sha256="0" * 64, input_bytes=0,
                         reference_archive="-", reference_sha256="0" * 64, generator_hash="0" * 64)
 user = User.objects.create_user(email="bench@example.org")
+from allauth.account.models import EmailAddress
+EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
 print("TOKEN=" + cli_token_create(user=user, name="bench").plaintext)
 """
 
@@ -198,6 +200,8 @@ class ThrowawayPortal:
         env.update(ASIBENCH_VAR_DIR=str(self.var), ASIBENCH_BUNDLE_MAX_BYTES=str(BENCH_LIMITS.max_compressed_bytes),
                    ASIBENCH_BUNDLE_MAX_UNCOMPRESSED_BYTES=str(BENCH_LIMITS.max_uncompressed_bytes),
                    ASIBENCH_UPLOAD_RATE="1000/hour",  # the default 30/hour would stop a long --repeat
+                   # ... and so would the per-user draft caps: every measured upload stays a draft.
+                   ASIBENCH_DRAFTS_PER_USER="100000", ASIBENCH_DRAFT_BYTES_PER_USER=str(1 << 50),
                    # Production settings (no query log), but plain HTTP on loopback: TLS is the proxy's job.
                    DEBUG="0", SECRET_KEY="bench-" + "k" * 60, ALLOWED_HOSTS="127.0.0.1,localhost",
                    SECURE_SSL_REDIRECT="0", LOG_LEVEL="WARNING")

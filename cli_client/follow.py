@@ -30,6 +30,11 @@ def progress_url(api_base: str, reply: dict[str, Any]) -> str | None:
     return f"{api_base.rstrip('/')}/submissions/{submission_id}" if submission_id else None
 
 
+def percent(value: int | float) -> str:
+    """A score as the Portal sent it: owners get whole percents before publication, maintainers exact."""
+    return str(value) if isinstance(value, int) else f"{value:.1f}"
+
+
 def describe(state: dict[str, Any]) -> str:
     """One line for the current state (no colours: it is also what logs and tests read)."""
     status = state.get("status", "?")
@@ -42,7 +47,7 @@ def describe(state: dict[str, Any]) -> str:
     scored, total = int(progress.get("scored") or 0), int(progress.get("total") or 0)
     if status == "scoring":
         filled = BAR_WIDTH * scored // total if total else 0
-        tasks = ", ".join(f"{t['task_id']} {t['percent']:.1f} ({t['scored']}/{t['total']})"
+        tasks = ", ".join(f"{t['task_id']} {percent(t['percent'])} ({t['scored']}/{t['total']})"
                           for t in state.get("tasks") or [] if t.get("percent") is not None)
         return (f"Scoring [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] scored {scored} of {total}"
                 + (f"  | {tasks}" if tasks else ""))
@@ -85,12 +90,13 @@ def follow_submission(
 
 def print_final(state: dict[str, Any]) -> None:
     levels = state.get("levels") or {}
-    shown = "  ".join(f"{k.upper()} {v:.1f}" if isinstance(v, int | float) else f"{k.upper()} —"
+    shown = "  ".join(f"{k.upper()} {percent(v)}" if isinstance(v, int | float) else f"{k.upper()} —"
                       for k, v in levels.items())
     overall = state.get("overall_score")
-    click.secho(f"Scored: overall {overall:.1f}" if isinstance(overall, int | float) else "Scored.", fg="green")
+    click.secho(f"Scored: overall {percent(overall)}" if isinstance(overall, int | float) else "Scored.",
+                fg="green")
     if shown:
         click.echo(f"  {shown}")
     for task in state.get("tasks") or []:
         if task.get("percent") is not None:
-            click.echo(f"  {task['task_id']}: {task['percent']:.1f} ({task['scored']} results)")
+            click.echo(f"  {task['task_id']}: {percent(task['percent'])} ({task['scored']} results)")

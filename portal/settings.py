@@ -168,7 +168,13 @@ AUTH_PASSWORD_VALIDATORS = [
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
-ACCOUNT_EMAIL_VERIFICATION = env_str("ACCOUNT_EMAIL_VERIFICATION", "optional")
+# Accounts are free, so an unverified address would make every sign-up one more scoring quota:
+# sign-in waits for the e-mailed link, and tokens, uploads and confirms need a verified address
+# whatever this says (`optional` only lets unverified users sign in and look around).
+ACCOUNT_EMAIL_VERIFICATION = env_str("ACCOUNT_EMAIL_VERIFICATION", "mandatory")
+if ACCOUNT_EMAIL_VERIFICATION not in {"mandatory", "optional"}:
+    raise ImproperlyConfigured(
+        f"ACCOUNT_EMAIL_VERIFICATION must be mandatory or optional, got {ACCOUNT_EMAIL_VERIFICATION!r}")
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = True
 ACCOUNT_RATE_LIMITS = {
     "login": "30/m/ip",
@@ -374,9 +380,15 @@ BUNDLE_MAX_UNCOMPRESSED_BYTES = env_int("ASIBENCH_BUNDLE_MAX_UNCOMPRESSED_BYTES"
 BUNDLE_MAX_MEMBERS = env_int("ASIBENCH_BUNDLE_MAX_MEMBERS", 20000, minimum=1)
 BUNDLE_MAX_RATIO = float(env_int("ASIBENCH_BUNDLE_MAX_RATIO", 100, minimum=2))
 DRAFT_TTL_HOURS = env_int("ASIBENCH_DRAFT_TTL_HOURS", 168, minimum=1)
+# Unconfirmed, unexpired drafts hold storage until their TTL: at most this many per user, and bytes.
+DRAFTS_PER_USER = env_int("ASIBENCH_DRAFTS_PER_USER", 5, minimum=1)
+DRAFT_BYTES_PER_USER = env_int("ASIBENCH_DRAFT_BYTES_PER_USER", 1024 * 1024 * 1024, minimum=1)
 # Scoring is an oracle on private references: per-user confirms in any 24 hours, and results
 # (instance x level x attempt) scored from one bundle. A full seed42 run is tasks x 4 levels.
 CONFIRMS_PER_DAY_LIMIT = env_int("ASIBENCH_CONFIRMS_PER_DAY", 5, minimum=1)
+# ... and confirms of all users together in any 24 hours, since accounts cost nothing to make.
+# Maintainers' own confirms neither count nor are refused: they can read the references anyway.
+CONFIRMS_PER_DAY_SITE = env_int("ASIBENCH_CONFIRMS_PER_DAY_SITE", 100, minimum=1)
 RESULTS_PER_BUNDLE_LIMIT = env_int("ASIBENCH_RESULTS_PER_BUNDLE", 400, minimum=1)
 FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from tests.support import (
     PASSWORD,
     REFERENCE_AGENT,
     REPO,
+    SERVER_MAIL_DIR,
     SUBMIT_TASKS,
     VENV_BIN,
     LiveServer,
@@ -81,7 +82,10 @@ def portal_server(django_db_setup: None, django_db_blocker: object) -> Iterator[
     port = free_port()
     OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
     log = open(OUTPUT_DIR / "gunicorn.log", "w")
-    env = subprocess_env({**test_database_env(), "ASIBENCH_DEVICE_POLL_INTERVAL": "1", "DEBUG": "1"})
+    # Mail the server sends (sign-up verification links) lands in SERVER_MAIL_DIR, one file a message.
+    env = subprocess_env({**test_database_env(), "ASIBENCH_DEVICE_POLL_INTERVAL": "1", "DEBUG": "1",
+                          "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+                          "EMAIL_FILE_PATH": str(SERVER_MAIL_DIR)})
     proc = subprocess.Popen(
         [str(VENV_BIN / "gunicorn"), "portal.wsgi:application", "--bind", f"127.0.0.1:{port}",
          "--workers", "2", "--threads", "4", "--timeout", "300"],

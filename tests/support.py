@@ -22,6 +22,7 @@ OUR_CLI = [sys.executable, "-m", "cli_client"]
 VENV_BIN = Path(sys.executable).parent
 OUTPUT_DIR = REPO / "var" / "test-output"
 PASSWORD = "correct horse battery staple 42"
+SERVER_MAIL_DIR = OUTPUT_DIR / "server-mail"  # the `portal_server` fixture's file-based mail
 
 T = TypeVar("T")
 
@@ -142,6 +143,24 @@ def browser_login(page: object, server: LiveServer, persona: Persona) -> None:
     page.fill("input[name=password]", persona.password)  # type: ignore[attr-defined]
     page.click("button[type=submit]")  # type: ignore[attr-defined]
     page.wait_for_selector("[data-testid=signed-in-as]")  # type: ignore[attr-defined]
+
+
+def mailed_link(to: str, path_prefix: str, since: float, timeout: float = 20) -> str:
+    """The first link starting with `path_prefix` in the newest mail to `to` that the live server
+    wrote after `since` (a time.time()), waiting for it to arrive."""
+
+    def newest() -> str | None:
+        files = sorted((f for f in SERVER_MAIL_DIR.glob("*.log") if f.stat().st_mtime >= since),
+                       key=lambda f: f.stat().st_mtime, reverse=True)
+        for file in files:
+            text = file.read_text()
+            if f"To: {to}" in text:
+                match = re.search(r"https?://\S+?" + re.escape(path_prefix) + r"\S*", text)
+                if match:
+                    return match.group(0)
+        return None
+
+    return wait_for(newest, timeout, f"a mail to {to} with a {path_prefix} link")
 
 
 def screenshot(page: object, name: str) -> Path:

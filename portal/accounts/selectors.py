@@ -1,5 +1,6 @@
 """Reads for accounts."""
 
+from allauth.account.models import EmailAddress
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
@@ -13,6 +14,13 @@ def user_is_maintainer(user: User | AnonymousUser) -> bool:
     if getattr(user, "is_superuser", False):
         return True
     return user.groups.filter(name=MAINTAINERS_GROUP).exists()
+
+
+def user_email_verified(user: User | AnonymousUser) -> bool:
+    """Whether the address the user signs in with is verified (allauth's EmailAddress)."""
+    if not isinstance(user, User):
+        return False
+    return EmailAddress.objects.filter(user=user, email__iexact=user.email, verified=True).exists()
 
 
 def cli_token_list(*, user: User) -> QuerySet[CliToken]:

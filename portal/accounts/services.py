@@ -5,15 +5,18 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import transaction
 from django.utils import timezone
 
 from portal.accounts.models import CliToken, DeviceAuthorization, User
-from portal.errors import NotFound, PortalError, ValidationFailed
+from portal.errors import NotFound, PermissionDenied, PortalError, ValidationFailed
 
 TOKEN_PREFIX = "asi_pat_"
+# allauth's page listing the user's addresses, with "Re-send verification".
+EMAIL_PAGE = "/accounts/email/"
 MAINTAINERS_GROUP = "maintainers"
 # Consonants only: codes are typed by hand and must not spell words or confuse 0/O, 1/I.
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"
@@ -34,9 +37,28 @@ class IssuedToken:
     plaintext: str  # shown once, never stored
 
 
+class EmailUnverified(PermissionDenied):
+    code = "email_unverified"
+
+
+def user_require_verified_email(*, user: User) -> None:
+    """Tokens, device approvals, uploads and confirms need a verified address: sign-ups are free, and
+    each account is one more scoring quota. (Signing in already needs one when verification is
+    mandatory; this also holds for sessions and tokens from before, and for `optional`.)"""
+    from portal.accounts.selectors import user_email_verified  # selectors imports this module
+
+    if not user_email_verified(user):
+        raise EmailUnverified(
+            f"Verify your e-mail address first: follow the link we sent to {user.email}. "
+            f"No mail? Send it again from {EMAIL_PAGE}.",
+            extra={"resend_url": EMAIL_PAGE},
+        )
+
+
 def cli_token_create(
     *, user: User, name: str, expires_in_days: int | None = None, scope: str = "submit", client_name: str = ""
 ) -> IssuedToken:
+    user_require_verified_email(user=user)
     name = name.strip()
     if not name:
         raise ValidationFailed("A token needs a name.")
@@ -159,6 +181,8 @@ def device_grant_pending_for_code(user_code: str) -> DeviceAuthorization:
 
 def device_grant_decide(*, user: User, user_code: str, approve: bool) -> DeviceAuthorization:
     grant = device_grant_pending_for_code(user_code)
+    if approve:
+        user_require_verified_email(user=user)
     new_status = DeviceAuthorization.Status.APPROVED if approve else DeviceAuthorization.Status.DENIED
     claimed = DeviceAuthorization.objects.filter(id=grant.id, status=DeviceAuthorization.Status.PENDING).update(
         status=new_status, user=user, decided_at=timezone.now()
@@ -241,7 +265,5 @@ def demo_maintainer_ensure(*, email: str, password: str | None) -> tuple[User, s
         generated = password = secrets.token_urlsafe(12)
     user = User.objects.create_user(email=email, password=password, display_name="Demo maintainer")
     user_make_maintainer(user=user)
-    from allauth.account.models import EmailAddress
-
     EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
     return user, generated

@@ -77,6 +77,9 @@ def activate_page(request: AuthedRequest) -> HttpResponse:
                     user_code=decision.cleaned_data["code"],
                     approve=decision.cleaned_data["decision"] == "approve",
                 )
+            except services.EmailUnverified as exc:  # not a wrong code: no guess is counted
+                return render(request, "accounts/activate.html", {"form": DeviceCodeForm(), "error": exc.detail},
+                              status=exc.status_code)
             except PortalError as exc:
                 return _wrong_code(request, DeviceCodeForm(), exc.detail)
             return render(request, "accounts/activate_done.html", {"grant": grant})

@@ -4,12 +4,27 @@ from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from portal.accounts.authentication import AuthedApiRequest
+from portal.accounts.models import User
+from portal.accounts.selectors import user_is_maintainer
 from portal.public_urls import public_url
 from portal.submissions import selectors, services
 
 
 class UploadThrottle(UserRateThrottle):
+    """Bundle uploads per user, API and browser page together: the page asks this same throttle,
+    so both draw on one cache key and one rate (REST_FRAMEWORK's `bundle_upload`)."""
+
     scope = "bundle_upload"
+
+    def refusal(self) -> str:
+        """The page's message once `allow_request` said no (the API keeps DRF's own)."""
+        count, seconds = self.parse_rate(self.get_rate())
+        period = {1: "a second", 60: "a minute", 3600: "an hour", 86400: "a day"}.get(
+            seconds or 0, f"per {seconds} seconds")
+        wait = self.wait()
+        minutes = max(1, round(wait / 60)) if wait is not None else None
+        return (f"Too many uploads: the limit is {count} {period} (browser and CLI together)."
+                + (f" Try again in {minutes} minute{'s' if minutes != 1 else ''}." if minutes else ""))
 
 
 def intake_response_body(request: object, result: services.IntakeResult) -> dict:
@@ -46,10 +61,12 @@ class BundleUploadApi(APIView):
         return Response(intake_response_body(raw, result), status=201 if result.created else 200)
 
 
-def progress_response_body(request: object, submission: object) -> dict:
+def progress_response_body(request: object, submission: object, viewer: User) -> dict:
     """A run's state for `asibench submit --wait`: status, queue position, results scored so far and
-    each task's partial score; levels and overall once scored. Fields are only ever added."""
-    progress = selectors.submission_progress(submission)  # type: ignore[arg-type]
+    each task's partial score; levels and overall once scored (whole percents unless the viewer is
+    a maintainer). Fields are only ever added."""
+    exact = user_is_maintainer(viewer)
+    progress = selectors.submission_progress(submission, exact=exact)  # type: ignore[arg-type]
     body = {
         "submission_id": str(submission.id),  # type: ignore[attr-defined]
         "status": submission.status,  # type: ignore[attr-defined]
@@ -58,12 +75,12 @@ def progress_response_body(request: object, submission: object) -> dict:
         "queued_total": progress["queued_total"],
         "progress": {"scored": progress["scored"], "total": progress["total"]},
         "tasks": progress["tasks"],
-        "overall_score": submission.overall_score,  # type: ignore[attr-defined]
+        "overall_score": selectors.score_shown(submission.overall_score, exact=exact),  # type: ignore[attr-defined]
         "levels": None,
         "confirm_url": public_url(f"/submit/submissions/{submission.id}", request),  # type: ignore[arg-type, attr-defined]
     }
     if submission.status == "scored":  # type: ignore[attr-defined]
-        summary = selectors.scoring_summary(submission, with_details=False)  # type: ignore[arg-type]
+        summary = selectors.scoring_summary(submission, with_details=False, exact=exact)  # type: ignore[arg-type]
         if summary and summary.get("aggregate"):
             body["levels"] = dict(zip(selectors.LEVELS, summary["aggregate"]["levels"], strict=True))
     return body
@@ -75,4 +92,4 @@ class SubmissionProgressApi(APIView):
     @extend_schema(responses={200: dict, 404: dict})
     def get(self, request: AuthedApiRequest, submission_id: str) -> Response:
         submission = services.submission_get_for(user=request.user, submission_id=str(submission_id))
-        return Response(progress_response_body(request._request, submission))
+        return Response(progress_response_body(request._request, submission, request.user))

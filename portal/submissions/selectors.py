@@ -1,3 +1,4 @@
+import math
 from typing import Any
 
 from django.db.models import Count, OuterRef, QuerySet, Subquery
@@ -34,17 +35,33 @@ def submission_list_for_owner(user: User) -> QuerySet[Submission]:
     return Submission.objects.filter(owner=user).select_related("dataset").order_by("-created_at")
 
 
-def scoring_summary(submission: Submission, with_details: bool) -> dict[str, Any] | None:
-    """Aggregates for the owner; per-result scores and reasons for maintainers (progress while
-    scoring: `submission_progress`)."""
+def score_shown(value: float | None, *, exact: bool) -> float | int | None:
+    """A score as its viewer may see it: exact for maintainers, a whole percent for the owner.
+
+    Each confirm asks the scoring oracle about the private references; exact means would make it a
+    precise probe. Published scores are public (and exact) on the board; this is the owner's view.
+    """
+    if value is None or exact:
+        return value
+    return math.floor(value + 0.5)
+
+
+def score_digits(*, exact: bool) -> int:
+    """Decimals the pages print for scores that `score_shown` gave."""
+    return 1 if exact else 0
+
+
+def scoring_summary(submission: Submission, with_details: bool, exact: bool) -> dict[str, Any] | None:
+    """Aggregates for the owner (whole percents unless `exact`); per-result scores and reasons for
+    maintainers (progress while scoring: `submission_progress`)."""
     run = scoring_run_latest(submission.id)
     if run is None:
         return None
     summary: dict[str, Any] = {"run": run}
     if run.status == "complete":
         levels = run.aggregate.get("levels", {})
-        summary["aggregate"] = {"levels": [levels.get(level) for level in LEVELS],
-                                "overall": run.aggregate.get("overall")}
+        summary["aggregate"] = {"levels": [score_shown(levels.get(level), exact=exact) for level in LEVELS],
+                                "overall": score_shown(run.aggregate.get("overall"), exact=exact)}
     if with_details:
         summary["details"] = (
             InstanceScore.objects.filter(scoring_run=run).select_related("entry").order_by("entry__base_name")
@@ -64,11 +81,12 @@ def submission_queue_position(submission: Submission) -> int | None:
     return ahead.count() + 1 if submission.confirmed_at else None
 
 
-def submission_progress(submission: Submission) -> dict[str, Any]:
+def submission_progress(submission: Submission, *, exact: bool) -> dict[str, Any]:
     """Where a run is between Confirm and its score, for the run page, the dashboard and the API.
 
     `scored`/`total` count results of the current scoring run; `tasks` gives each task's results
-    scored so far and their mean percent (the task's partial score; its final one once all are in).
+    scored so far and their mean percent (the task's partial score; its final one once all are in),
+    to two decimals if `exact`, else whole percents.
     """
     from scoring.models import InstanceScore
     from scoring.selectors import scoring_run_latest
@@ -97,19 +115,29 @@ def submission_progress(submission: Submission) -> dict[str, Any]:
     progress["scored"] = sum(len(v) for v in sums.values())
     progress["tasks"] = [
         {"task_id": task_id, "scored": len(sums.get(task_id, [])), "total": total,
-         "percent": round(sum(sums[task_id]) / len(sums[task_id]), 2) if sums.get(task_id) else None}
+         "percent": (_task_percent(sum(sums[task_id]) / len(sums[task_id]), exact=exact)
+                     if sums.get(task_id) else None)}
         for task_id, total in sorted(totals.items())
     ]
     return progress
 
 
-def submission_list_with_progress(user: User) -> list[tuple[Submission, dict[str, Any] | None]]:
-    """The owner's runs, each with its progress while queued or scoring (None otherwise)."""
-    return [(run, submission_progress(run) if run.status in LIVE_STATUSES else None)
+def _task_percent(mean: float, *, exact: bool) -> float | int | None:
+    return round(mean, 2) if exact else score_shown(mean, exact=False)
+
+
+def dashboard_context(user: User) -> dict[str, Any]:
+    """The owner's runs, each with its progress while queued or scoring (None otherwise) and its
+    overall score as the owner may see it."""
+    exact = user_is_maintainer(user)
+    runs = [(run, submission_progress(run, exact=exact) if run.status in LIVE_STATUSES else None,
+             score_shown(run.overall_score, exact=exact))
             for run in submission_list_for_owner(user)]
+    return {"runs": runs, "live": any(progress for _, progress, _ in runs), "score_digits": score_digits(exact=exact)}
 
 
 def submission_report_context(submission: Submission, viewer: User) -> dict[str, Any]:
+    exact = user_is_maintainer(viewer)
     report = submission.report or {}
     per_task = [(task, [counts.get(level, 0) for level in LEVELS]) for task, counts in
                 (report.get("per_task") or {}).items()]
@@ -120,7 +148,8 @@ def submission_report_context(submission: Submission, viewer: User) -> dict[str,
         "per_task": per_task,
         "report": report,
         "is_owner": submission.owner_id == viewer.id,
-        "viewer_is_maintainer": user_is_maintainer(viewer),
-        "scoring": scoring_summary(submission, with_details=user_is_maintainer(viewer)),
-        "progress": submission_progress(submission),
+        "viewer_is_maintainer": exact,
+        "scoring": scoring_summary(submission, with_details=exact, exact=exact),
+        "progress": submission_progress(submission, exact=exact),
+        "score_digits": score_digits(exact=exact),
     }

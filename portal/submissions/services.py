@@ -13,12 +13,13 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet, Sum
 from django.utils import timezone
 
 from cli_client.formats.agent_label import agent_label
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
+from portal.accounts.services import MAINTAINERS_GROUP, user_require_verified_email
 from portal.errors import NotFound, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
 from portal.submissions.bundle_verify import (
     BundleLimits,
@@ -35,6 +36,7 @@ from scoring.models import Dataset, Instance, Task
 
 logger = logging.getLogger(__name__)
 OFFICIAL_DATASET = "seed42"
+MB = 1024 * 1024
 
 
 class BundleRefused(PortalError):
@@ -135,6 +137,7 @@ def submission_intake(
     A refused bundle leaves nothing behind: no stored archive, no rows. The same bytes from
     the same user return the existing live submission instead of a duplicate.
     """
+    user_require_verified_email(user=user)
     limits = bundle_limits()
     if content_length is not None and content_length > limits.max_compressed_bytes:
         raise PayloadTooLarge(
@@ -197,6 +200,7 @@ def _draft_create(
         with archive_path.open("rb") as raw:
             submission.archive = default_storage.save(f"submissions/{submission.id}.tar.gz", _TempArchive(raw))
         with transaction.atomic():
+            _draft_allowance_check(user, submission.archive_bytes)
             submission.save()
             SubmissionEntry.objects.bulk_create(_entry(submission, e, instances[e.instance_id]) for e in bundle.entries)
     except IntegrityError:
@@ -208,6 +212,36 @@ def _draft_create(
             default_storage.delete(submission.archive)
         raise
     return submission
+
+
+def _draft_allowance_check(user: User, new_bytes: int) -> None:
+    """Live drafts hold storage until they expire: cap how many, and how many bytes, one user parks.
+
+    Runs inside the draft's transaction with the user's row locked, so two uploads at once cannot
+    both take the last place.
+    """
+    User.objects.select_for_update().filter(id=user.id).first()
+    live = Submission.objects.filter(owner=user, status=Submission.Status.DRAFT, expires_at__gt=timezone.now())
+    held = live.aggregate(count=Count("id"), bytes=Sum("archive_bytes"))
+    count, used = held["count"], held["bytes"] or 0
+    if count >= settings.DRAFTS_PER_USER:
+        raise QuotaExceeded(
+            f"You have {count} unconfirmed draft{'s' if count != 1 else ''}; the limit is "
+            f"{settings.DRAFTS_PER_USER}. Confirm or withdraw one on your dashboard (or wait for it to "
+            "expire), then upload again.",
+            code="draft_quota",
+        )
+    if used + new_bytes > settings.DRAFT_BYTES_PER_USER:
+        raise QuotaExceeded(
+            f"Your unconfirmed drafts hold {_mb(used)}; this bundle would pass your limit of "
+            f"{_mb(settings.DRAFT_BYTES_PER_USER)} for drafts. Confirm or withdraw a draft on your dashboard "
+            "(or wait for one to expire), then upload again.",
+            code="draft_bytes_quota",
+        )
+
+
+def _mb(size: int) -> str:
+    return f"{size / MB:.1f} MB"
 
 
 def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> SubmissionEntry:
@@ -262,6 +296,7 @@ def _owned(user: User, submission_id: str) -> Submission:
 def submission_confirm(*, user: User, submission_id: str) -> Submission:
     """Move a draft to the scoring queue. Idempotent: confirming twice changes nothing more."""
     submission = _owned(user, submission_id)
+    user_require_verified_email(user=user)
     if submission.status != Submission.Status.DRAFT:
         if submission.status in Submission.ENDED_DRAFT_STATUSES:
             raise ValidationFailed(f"This draft was {submission.status}; upload the bundle again.")
@@ -301,6 +336,30 @@ def _confirm_quota_check(user: User, submission: Submission) -> None:
             f"{settings.CONFIRMS_PER_DAY_LIMIT} a day. This draft stays; confirm it after "
             f"{frees_at:%Y-%m-%d %H:%M} UTC.",
             code="confirm_quota",
+        )
+    if not user_is_maintainer(user):
+        _site_confirm_budget_check(submission)
+
+
+def _site_confirm_budget_check(submission: Submission) -> None:
+    """Accounts are free, so the per-user quota alone does not bound the oracle: all users' confirms
+    in any 24 hours share one budget. Maintainers' confirms are exempt and do not count; they can
+    read the references anyway.
+
+    Every run is of the official dataset, so locking its row serialises all counted confirms.
+    """
+    Dataset.objects.select_for_update().filter(name=submission.dataset_id).first()
+    since = timezone.now() - timedelta(days=1)
+    counted = (Submission.objects.filter(confirmed_at__gte=since)
+               .exclude(owner__groups__name=MAINTAINERS_GROUP).exclude(owner__is_superuser=True))
+    recent = sorted(at for at in counted.values_list("confirmed_at", flat=True) if at is not None)
+    budget = settings.CONFIRMS_PER_DAY_SITE
+    if len(recent) >= budget:
+        frees_at = recent[len(recent) - budget] + timedelta(days=1)
+        raise QuotaExceeded(
+            f"The Portal has taken its {budget} confirms for the last 24 hours (all users together). This draft "
+            f"stays; confirm it after {frees_at:%Y-%m-%d %H:%M} UTC.",
+            code="site_confirm_budget",
         )
 def submission_rescore(*, submission_id: str, requested_by: User) -> Submission:
     """Queue a new scoring run of a scored or failed run; earlier runs stay for comparison."""

@@ -10,28 +10,30 @@ from django.views.decorators.http import require_http_methods, require_POST
 from portal.errors import NotFound, PortalError
 from portal.pages import AuthedRequest, act_and_redirect, not_found_page
 from portal.submissions import selectors, services
+from portal.submissions.apis import UploadThrottle
 from portal.uploads import upload_limit
 
 
 @login_required
 def dashboard(request: AuthedRequest) -> HttpResponse:
-    runs = selectors.submission_list_with_progress(request.user)
-    return render(request, "submissions/dashboard.html", {"runs": runs, "live": any(p for _, p in runs)})
+    return render(request, "submissions/dashboard.html", selectors.dashboard_context(request.user))
 
 
 @login_required
 def dashboard_live(request: AuthedRequest) -> HttpResponse:
     """The dashboard's runs table alone, for the page's live updater (portal/static/portal/live.js)."""
-    runs = selectors.submission_list_with_progress(request.user)
-    return render(request, "submissions/_runs_table.html", {"runs": runs, "live": any(p for _, p in runs)})
+    return render(request, "submissions/_runs_table.html", selectors.dashboard_context(request.user))
 
 
 @upload_limit(lambda: settings.BUNDLE_MAX_COMPRESSED_BYTES)
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload_page(request: AuthedRequest) -> HttpResponse:
-    error = None
-    if request.method == "POST":
+    error, status = None, 422
+    throttle = UploadThrottle()
+    if request.method == "POST" and not throttle.allow_request(request, None):  # type: ignore[arg-type]
+        error, status = throttle.refusal(), 429
+    elif request.method == "POST":
         upload = request.FILES.get("bundle")
         if upload is None:
             error = "Choose a .tar.gz bundle made by `asibench submit --no-upload`."
@@ -42,11 +44,11 @@ def upload_page(request: AuthedRequest) -> HttpResponse:
                         user=request.user, stream=stream, content_length=upload.size, filename=upload.name
                     )
             except PortalError as exc:
-                error = exc.detail
+                error, status = exc.detail, exc.status_code
             else:
                 messages.success(request, services.intake_message(result.submission, result.created))
                 return redirect("submission-detail", submission_id=result.submission.id)
-    return render(request, "submissions/upload.html", {"error": error}, status=422 if error else 200)
+    return render(request, "submissions/upload.html", {"error": error}, status=status if error else 200)
 
 
 def _report(request: AuthedRequest, submission_id: str, template: str) -> HttpResponse:

@@ -106,3 +106,45 @@ def test_confirmed_attempts_are_shown_to_reviewers_and_on_the_public_board(catal
     assert queue.count('data-testid="confirmed-attempts"') == 5
     assert sorted(queue.split('data-testid="confirmed-attempts">')[k][0] for k in range(1, 6)) == \
         ["1", "1", "3", "3", "3"]
+
+
+def test_all_users_confirms_share_a_daily_site_budget(catalog, submitter, other_user, maintainer, settings):
+    settings.CONFIRMS_PER_DAY_SITE = 2
+    pages = {}
+    for persona in (submitter, other_user, maintainer):
+        pages[persona.email] = Client()
+        pages[persona.email].force_login(persona.user)
+
+    def confirm(persona) -> tuple[Submission, str]:
+        run = draft(persona.user, catalog["seed42"])
+        page = pages[persona.email].post(f"/submit/submissions/{run.id}/confirm", follow=True)
+        return Submission.objects.get(id=run.id), page.content.decode()
+
+    assert confirm(submitter)[0].status == "queued"
+    assert confirm(other_user)[0].status == "queued"
+    # A fresh account has its own per-user quota, but not its own share of the site's.
+    third = _make_persona("carol@new.example")
+    pages[third.email] = Client()
+    pages[third.email].force_login(third.user)
+    refused, page = confirm(third)
+    assert refused.status == "draft"
+    assert "The Portal has taken its 2 confirms for the last 24 hours (all users together)." in page
+    assert "This draft stays; confirm it after" in page
+    with pytest.raises(QuotaExceeded) as exc:
+        services.submission_confirm(user=third.user, submission_id=str(refused.id))
+    assert exc.value.status_code == 429 and exc.value.code == "site_confirm_budget"
+    # Maintainers are exempt, and their confirms leave the budget alone.
+    assert confirm(maintainer)[0].status == "queued"
+    Submission.objects.filter(owner=submitter.user).update(confirmed_at=timezone.now() - timedelta(hours=25))
+    assert services.submission_confirm(user=third.user, submission_id=str(refused.id)).status == "queued"
+
+
+def _make_persona(email: str):
+    from allauth.account.models import EmailAddress
+
+    from portal.accounts.models import User
+    from tests.support import PASSWORD, Persona
+
+    user = User.objects.create_user(email=email, password=PASSWORD)
+    EmailAddress.objects.create(user=user, email=email, verified=True, primary=True)
+    return Persona(user=user, email=email)

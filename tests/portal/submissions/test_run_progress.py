@@ -7,6 +7,7 @@ one instance), so every intermediate state lasts until the test has seen it; the
 finishes the run from where it stands.
 """
 
+import math
 import os
 import re
 import shutil
@@ -144,10 +145,11 @@ def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
         first, second = scoring_runs.scoring_run_pending_instances(run)
         scoring_runs.instance_score(scoring_run_id=run.id, instance_id=first)
         first_task = first.split("__")[0]
-        page.wait_for_selector("[data-testid=task-progress]", timeout=20_000)
-        assert "Scored 4 of 8" in page.text_content("[data-testid=progress]")
+        # The page may have refreshed while the instance's results were being stored one by one.
+        expect(page.locator("[data-testid=progress]")).to_contain_text("Scored 4 of 8", timeout=20_000)
         rows = page.text_content("[data-testid=task-progress]")
-        assert re.search(re.escape(first_task) + r"\s*4 of 4\s*\d+\.\d", rows), rows
+        # The owner sees whole percents (maintainers see decimals).
+        assert re.search(re.escape(first_task) + r"\s*4 of 4\s*\d+(?![\d.])", rows), rows
         assert page.evaluate("window.__notReloaded") is True
         screenshot(page, "run-progress-partial")
         dashboard.wait_for_selector("[data-testid=run-task-progress]", timeout=20_000)
@@ -183,10 +185,10 @@ def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
             cli.proc.kill()
     output = cli.output()
     assert "Scoring [###############...............] scored 4 of 8" in output, output
-    assert re.search(r"Scored: overall \d+\.\d", output) and "B1 " in output, output
+    assert re.search(r"Scored: overall \d+(?![\d.])", output) and "B1 " in output, output
     final = requests.get(api, headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
     assert final["status"] == "scored" and final["progress"] == {"scored": 8, "total": 8}
-    assert final["overall_score"] == pytest.approx(Submission.objects.get(id=draft.id).overall_score)
+    assert final["overall_score"] == math.floor(Submission.objects.get(id=draft.id).overall_score + 0.5)
     assert set(final["levels"]) == {"b1", "b2", "b3", "b4"} and all(v >= 95 for v in final["levels"].values())
 
 
