@@ -25,7 +25,7 @@ from portal.mail import mail_send
 from portal.public_urls import public_url
 from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.reaper import submission_requeue
-from portal.submissions.selectors import configuration_of
+from portal.submissions.selectors import configuration_of, score_shown
 from portal.submissions.services import submission_rescore
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
@@ -362,11 +362,12 @@ def integrity_flags_compute_for_run(scoring_run_id: int) -> None:
 # --- owner e-mails ------------------------------------------------------------------------------
 
 def _levels_line(aggregate: dict[str, Any]) -> str:
+    """The owner's scores in the mail, as coarse as on their pages (`score_shown`): mail is the owner's view."""
     levels = aggregate.get("levels") or {}
-    parts = [f"{lv.upper()} {levels[lv]:.1f}" if levels.get(lv) is not None else f"{lv.upper()} —"
-             for lv in PROMPT_LEVELS]
+    parts = [f"{lv.upper()} {score_shown(levels[lv], exact=False)}" if levels.get(lv) is not None
+             else f"{lv.upper()} —" for lv in PROMPT_LEVELS]
     overall = aggregate.get("overall")
-    return " · ".join(parts) + (f" · overall {overall:.1f}" if overall is not None else "")
+    return " · ".join(parts) + (f" · overall {score_shown(overall, exact=False)}" if overall is not None else "")
 
 
 def owner_notify(*, submission_id: Any, kind: str) -> bool:

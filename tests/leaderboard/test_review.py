@@ -140,3 +140,14 @@ def test_the_owner_is_told_when_the_run_is_scored(run):
     message = mail.outbox[0]
     assert message.to == ["alice@uni.example"] and "is scored" in message.subject
     assert "B1 " in message.body and f"/submit/submissions/{run.id}" in message.body
+
+
+def test_the_scored_mail_gives_the_owner_whole_percents_like_their_pages(run):
+    scoring = run.scoring_runs.get()
+    scoring.aggregate = {**scoring.aggregate, "levels": {"b1": 71.4286, "b2": 12.5, "b3": None, "b4": 0.04},
+                         "overall": 27.9762}
+    scoring.save(update_fields=["aggregate"])
+    scoring_run_completed_hooks(scoring.id)
+    body = mail.outbox[0].body
+    assert "B1 71 · B2 13 · B3 — · B4 0 · overall 28" in body
+    assert "71.4" not in body and "27.9" not in body
