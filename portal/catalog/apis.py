@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from portal.catalog import selectors
+from portal.catalog.throttles import DownloadThrottle
 
 
 class DatasetListApi(APIView):
@@ -21,6 +22,7 @@ class DatasetListApi(APIView):
 
 class InstanceListApi(APIView):
     permission_classes = [AllowAny]
+    throttle_classes = [DownloadThrottle]
 
     @extend_schema(
         parameters=[OpenApiParameter("tasks", str, description="Comma-separated task ids")],
@@ -44,6 +46,7 @@ class InstanceListApi(APIView):
 
 class InstanceArchiveApi(APIView):
     permission_classes = [AllowAny]
+    throttle_classes = [DownloadThrottle]
 
     @extend_schema(responses={(200, "application/gzip"): bytes})
     def get(self, request: Request, dataset: str, instance_id: str) -> FileResponse:

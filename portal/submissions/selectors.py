@@ -109,6 +109,11 @@ def submission_list_with_progress(user: User) -> list[tuple[Submission, dict[str
             for run in submission_list_for_owner(user)]
 
 
+def inputs_mismatched(report: dict[str, Any]) -> list[str]:
+    """Instances of a run whose results were made from inputs other than ours (see services.inputs_report)."""
+    return [iid for iid, check in (report.get("inputs") or {}).items() if check.get("state") == "mismatch"]
+
+
 def submission_report_context(submission: Submission, viewer: User) -> dict[str, Any]:
     report = submission.report or {}
     per_task = [(task, [counts.get(level, 0) for level in LEVELS]) for task, counts in
@@ -119,6 +124,8 @@ def submission_report_context(submission: Submission, viewer: User) -> dict[str,
         "per_level": [(level, (report.get("per_level") or {}).get(level, 0)) for level in LEVELS],
         "per_task": per_task,
         "report": report,
+        "inputs": sorted((report.get("inputs") or {}).items()),
+        "inputs_mismatched": inputs_mismatched(report),
         "is_owner": submission.owner_id == viewer.id,
         "viewer_is_maintainer": user_is_maintainer(viewer),
         "scoring": scoring_summary(submission, with_details=user_is_maintainer(viewer)),
