@@ -5,10 +5,12 @@ import hashlib
 import re
 
 import pytest
+from django.core.files.storage import default_storage
 from django.test import Client
 
 from portal.hub import selectors as hub
 from scoring.models import Instance, Task
+from tests.support import read_archive_members
 
 pytestmark = [pytest.mark.slow]
 SEED42 = "Apexintelligence-AI/ASI-Bench-seed42"
@@ -81,7 +83,9 @@ def test_resolve_answers_head_and_get_with_the_headers_hf_hub_download_checks(su
         assert response["X-Repo-Commit"] == sha
         assert response["ETag"] == f'"{hashlib.sha256(body).hexdigest()}"'
         assert response["Content-Length"] == str(len(body))
-    assert body.decode() == Task.objects.get(id=TASK).prompts["b1"]
+    archive = Instance.objects.get(instance_id=f"{TASK}__seed42").input_archive
+    with default_storage.open(archive, "rb") as handle:
+        assert body == read_archive_members(handle.read())[f"{TASK}__seed42/prompt_b1.md"]
     partial = resolve(client, SEED42, path, HTTP_RANGE="bytes=10-")
     assert partial.status_code == 206 and partial.getvalue() == body[10:]
     assert partial["Content-Range"] == f"bytes 10-{len(body) - 1}/{len(body)}"
