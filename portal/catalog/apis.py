@@ -37,7 +37,8 @@ class InstanceListApi(APIView):
             {
                 "dataset": selectors.dataset_public_dict(ds),
                 "instances": [
-                    {**selectors.instance_public_dict(i), "download_url": f"{base}{i.instance_id}/archive"}
+                    {**selectors.instance_public_dict(i), "download_url": f"{base}{i.instance_id}/archive",
+                     "input_digest": selectors.instance_input_digest(i)}
                     for i in instances
                 ],
             }

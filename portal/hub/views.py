@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 from portal.catalog.throttles import DownloadThrottle
 from portal.hub import selectors
 from portal.hub.selectors import BadRequest, HubError
+from portal.public_urls import public_url
 
 RANGE_RE = re.compile(r"bytes=(\d*)-(\d*)")
 
@@ -81,7 +82,7 @@ class TreeView(HubView):
         response = JsonResponse(entries[start:start + size], safe=False)
         if start + size < len(entries):
             query = {k: v for k, v in request.query_params.items() if k != "cursor"}
-            next_url = request.build_absolute_uri(f"{request.path}?{urlencode({**query, 'cursor': start + size})}")
+            next_url = public_url(f"{request.path}?{urlencode({**query, 'cursor': start + size})}", request)
             response["Link"] = f'<{next_url}>; rel="next"'
         return response
 
