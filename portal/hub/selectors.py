@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,12 @@ class EntryNotFound(HubError):
 class BadRequest(HubError):
     status_code = 400
     error_code = "BadRequest"
+
+
+def repo_name(dataset: Dataset) -> str:
+    """The Hub repo name a dataset is published under: the official one for seed42/seed31415."""
+    official = [repo for repo, name in OFFICIAL_REPOS.items() if name == dataset.name]
+    return official[0] if official else f"{OWN_NAMESPACE}/{dataset.name}"
 
 
 def dataset_for_repo(repo_id: str) -> Dataset:
@@ -196,6 +203,6 @@ def export_revision(revision: Revision, dest: Path) -> int:
         _, local = catalog.instance_served_file(instance, served.path)
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(local.read_bytes())
+        shutil.copyfile(local, target)
         written += 1
     return written

@@ -219,7 +219,12 @@ def test_export_writes_what_the_endpoint_serves(submit_catalog, db, client, tmp_
     assert written == sorted(served)
     for name in served:
         assert (tmp_path / "out" / name).read_bytes() == resolve(client, SEED42, name).getvalue()
-    assert hub.OFFICIAL_REPOS[SEED42] == "seed42"
+    call_command("dataset_export", str(tmp_path / "all"), "--layout", "hf")
+    for repo in (SEED42, SEED31415):
+        exported = tmp_path / "all" / repo.rpartition("/")[2]
+        names = sorted(p.relative_to(exported).as_posix() for p in exported.rglob("*") if p.is_file())
+        assert names == sorted(s["rfilename"] for s in info(client, repo)["siblings"])
+    assert hub.repo_name(Instance.objects.get(instance_id=f"{TASK}__seed42").dataset) == SEED42
 
 
 def test_every_instance_carries_the_digest_of_what_the_agent_is_given(submit_catalog, db, client, tmp_path):
