@@ -175,3 +175,28 @@ def test_our_run_on_an_official_pull_records_inputs_that_match_and_other_inputs_
             page.force_login(submitter.user)
             html = page.get(f"/submit/submissions/{draft.id}").content.decode()
             assert 'data-testid="inputs-mismatch"' in html and "MISMATCH" in html and "not recorded" not in html
+
+
+@pytest.mark.parametrize("raw_path", [
+    f"/hf/datasets/Apexintelligence-AI/ASI-Bench-seed42/resolve/main/tasks/{TASK}__seed42/../../../../etc/passwd",
+    f"/hf/datasets/Apexintelligence-AI/ASI-Bench-seed42/resolve/main/tasks/{TASK}__seed42/%2e%2e/%2e%2e/manage.py",
+    f"/hf/datasets/Apexintelligence-AI/ASI-Bench-seed42/resolve/main/tasks/{TASK}__seed42/..%2f..%2fREADME.md",
+    f"/hf/datasets/seed42/resolve/main/tasks/{TASK}__seed31415/reference/../prompt_b1.md",
+    f"/hf/datasets/seed42/resolve/main/tasks/{TASK}__seed42/reference/",
+])
+def test_raw_traversal_paths_reach_nothing_on_the_live_server(portal_server, submit_catalog, raw_path):
+    """Sent byte for byte (no client-side normalisation) to gunicorn."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    where = urlsplit(portal_server.url)
+    for method in ("HEAD", "GET"):
+        connection = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+        connection.putrequest(method, raw_path, skip_accept_encoding=True)
+        connection.endheaders()
+        response = connection.getresponse()
+        body = response.read()
+        connection.close()
+        assert response.status == 404, (method, raw_path, body[:200])
+        assert response.getheader("X-Error-Code") in ("EntryNotFound", "RepoNotFound"), raw_path
+        assert b"root:" not in body and b"DJANGO" not in body
