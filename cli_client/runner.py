@@ -29,7 +29,7 @@ from cli_client.agent_exec import (
 )
 from cli_client.errors import CliError
 from scoring.engine import TaskDefinitionError, anonymised_task_id, declared_outputs, load_task
-from scoring.engine.digests import sha256_file
+from scoring.engine.digests import INPUT_DIGEST_SCHEME, instance_dir_input_digest, sha256_file
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.sandbox import SandboxError
 
@@ -72,6 +72,8 @@ class Instance:
     """The catalog task (load_task) when --tasks-dir has it, else None."""
     expected_outputs: list[dict[str, str]]
     parameters: dict[str, Any]
+    input_digest: str
+    """Digest of the prompts and data/ the agent is given (digests.input_digest), for provenance."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,7 @@ def discover_instances(options: RunOptions) -> list[Instance]:
             if not (path / f"prompt_{level}.md").is_file():
                 raise CliError(f"Instance {path.name} has no prompt_{level}.md.")
         instances.append(Instance(task_id, path.name, path, task, expected,
-                                  params if isinstance(params, dict) else {}))
+                                  params if isinstance(params, dict) else {}, instance_dir_input_digest(path)))
     missing = wanted - {i.task_id for i in instances}
     if missing:
         raise CliError(f"No instances for {', '.join(sorted(missing))} in {root}")
@@ -448,6 +450,8 @@ class Runner:
             agent_output["persisted_outputs"] = persisted
 
         provenance: dict[str, Any] = {"agent": self.agent_provenance, "sandbox": self.sandbox_provenance}
+        # Ties these outputs to the inputs they were made from; the Portal compares it with its own.
+        provenance["inputs"] = {"scheme": INPUT_DIGEST_SCHEME, "digest": item.instance.input_digest}
         if item.instance.task is not None:
             provenance["runtime"] = records.runtime_provenance(item.instance.task, self.image_identity)
         result = {

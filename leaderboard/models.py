@@ -59,6 +59,7 @@ class IntegrityFlag(models.Model):
         STALE_TASK_REVISION = "stale_task_revision", "scored against an older task revision"
         SANDBOX_POLICY = "sandbox_policy", "provenance disagrees with the dataset's sandbox policy"
         TIMED_OUT_WITH_OUTPUTS = "timed_out_outputs", "marked as timed out but carries outputs"
+        INPUTS_MISMATCH = "inputs_mismatch", "made from inputs other than the ones this Portal generated"
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="integrity_flags")
     kind = models.CharField(max_length=20, choices=Kind.choices)

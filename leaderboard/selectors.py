@@ -18,7 +18,7 @@ from leaderboard.models import IntegrityFlag, LeaderboardEntry, ReviewAction, Ru
 from leaderboard.stats import Interval, rank_with_ties
 from portal.errors import NotFound, ValidationFailed
 from portal.submissions.models import Submission
-from portal.submissions.selectors import configuration_of, confirmed_attempts, confirmed_attempts_of
+from portal.submissions.selectors import configuration_of, confirmed_attempts, confirmed_attempts_of, inputs_mismatched
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 
 GENERATION_KEY = "leaderboard:generation"
@@ -270,6 +270,7 @@ def review_detail(submission: Submission) -> dict[str, Any]:
         and current.status == ScoringRun.Status.COMPLETE,
         "republish": entry is not None and current is not None and entry.scoring_run_id != current.id,
         "replaces": publish_replaces(submission),
+        "inputs_mismatched": inputs_mismatched(submission.report or {}),
     }
 
 

@@ -25,7 +25,7 @@ from portal.mail import mail_send
 from portal.public_urls import public_url
 from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.reaper import submission_requeue
-from portal.submissions.selectors import configuration_of, score_shown
+from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown
 from portal.submissions.services import submission_rescore
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
@@ -136,8 +136,13 @@ def _refresh_current(configuration: dict[str, Any]) -> None:
     same.filter(id=newest, is_current=False).update(is_current=True)
 
 
-def review_publish(*, submission_id: Any, actor: User, display_name: str) -> LeaderboardEntry:
-    """Publish the run's latest complete scoring under `display_name`. Repeating it changes nothing."""
+def review_publish(*, submission_id: Any, actor: User, display_name: str,
+                   override_inputs_mismatch: bool = False) -> LeaderboardEntry:
+    """Publish the run's latest complete scoring under `display_name`. Repeating it changes nothing.
+
+    A run whose results were made from other inputs than ours is published only with
+    `override_inputs_mismatch`, and the override is written to the audit log.
+    """
     _require_maintainer(actor)
     name = " ".join((display_name or "").split())
     if not name:
@@ -153,6 +158,11 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str) -> Lea
                 scoring.status != ScoringRun.Status.COMPLETE:
             raise Conflict(f"Only scored runs can be published; this run is {submission.status}.",
                            code="not_scored")
+        mismatched = inputs_mismatched(submission.report or {})
+        if mismatched and not override_inputs_mismatch:
+            raise Conflict(f"{len(mismatched)} instance(s) of this run were made from inputs other than the ones "
+                           f"this Portal generated (e.g. {', '.join(mismatched[:3])}); publishing it needs the "
+                           "explicit inputs-mismatch override.", code="inputs_mismatch")
         existing = LeaderboardEntry.objects.filter(submission=submission).first()
         if existing and existing.scoring_run_id == scoring.id and existing.display_name == name:
             return existing  # pressed twice: same result as once, one audit row
@@ -166,7 +176,9 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str) -> Lea
             submission=submission, defaults=row, create_defaults={**row, "is_current": False})
         _refresh_current(configuration_of(submission))
         _decide(submission, actor, RunReview.State.PUBLISHED, display_name=name, reason="")
-        _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring)
+        override = (f"published despite mismatched inputs ({', '.join(mismatched[:5])})"
+                    if mismatched else "")
+        _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring, reason=override)
         transaction.on_commit(board_cache_invalidate)
         transaction.on_commit(lambda: owner_notify(submission_id=submission.id, kind="published"))
     entry.refresh_from_db()
@@ -313,6 +325,10 @@ def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
         if problem:
             flags.append(IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.SANDBOX_POLICY,
                                        base_name=e["base_name"], detail=problem))
+    inputs = (submission.report or {}).get("inputs") or {}
+    flags += [IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.INPUTS_MISMATCH, base_name=instance_id,
+                            detail=str(inputs[instance_id].get("detail") or ""))
+              for instance_id in inputs_mismatched(submission.report or {})]
     if scoring is not None:
         stale = (InstanceScore.objects.filter(scoring_run=scoring)
                  .exclude(task_revision=F("entry__instance__task__revision"))

@@ -132,7 +132,8 @@ def _act(request: HttpRequest, submission_id: str, action: Callable[..., Any], d
 @require_POST
 def review_publish(request: HttpRequest, submission_id: str) -> HttpResponse:
     return _act(request, submission_id, services.review_publish, "Published on the leaderboard.",
-                display_name=request.POST.get("display_name", ""))
+                display_name=request.POST.get("display_name", ""),
+                override_inputs_mismatch=request.POST.get("override_inputs_mismatch") == "1")
 
 
 @maintainer_only

@@ -307,6 +307,9 @@ REST_FRAMEWORK = {
         "device_token": env_str("ASIBENCH_DEVICE_TOKEN_RATE", "120/min"),
         "token_check": env_str("ASIBENCH_TOKEN_CHECK_RATE", "60/min"),
         "bundle_upload": env_str("ASIBENCH_UPLOAD_RATE", "30/hour"),
+        # Dataset downloads per client address: a full pull through the Hub endpoint is two requests
+        # (HEAD, GET) per file.
+        "dataset_download": env_str("ASIBENCH_DOWNLOAD_RATE", "1200/min"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -316,6 +319,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/v1",
 }
+
+# The Hub endpoint (/hf): entries per page of a tree listing (the Hub itself pages by 1000).
+HUB_TREE_PAGE_SIZE = env_int("ASIBENCH_HUB_TREE_PAGE_SIZE", 1000, minimum=1)
 
 # Device-code login (RFC 8628).
 DEVICE_CODE_TTL_SECONDS = env_int("ASIBENCH_DEVICE_CODE_TTL", 600, minimum=30)

@@ -46,4 +46,5 @@ urlpatterns = [
     path("submit", RedirectView.as_view(url="/submit/dashboard")),
     path("submit/", include(submit_pages)),
     path("leaderboard/", include("leaderboard.urls")),
+    path("hf/", include("portal.hub.urls")),
 ]

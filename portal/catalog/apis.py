@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from portal.catalog import selectors
+from portal.catalog.throttles import DownloadThrottle
 
 
 class DatasetListApi(APIView):
@@ -21,6 +22,7 @@ class DatasetListApi(APIView):
 
 class InstanceListApi(APIView):
     permission_classes = [AllowAny]
+    throttle_classes = [DownloadThrottle]
 
     @extend_schema(
         parameters=[OpenApiParameter("tasks", str, description="Comma-separated task ids")],
@@ -35,7 +37,8 @@ class InstanceListApi(APIView):
             {
                 "dataset": selectors.dataset_public_dict(ds),
                 "instances": [
-                    {**selectors.instance_public_dict(i), "download_url": f"{base}{i.instance_id}/archive"}
+                    {**selectors.instance_public_dict(i), "download_url": f"{base}{i.instance_id}/archive",
+                     "input_digest": selectors.instance_input_digest(i)}
                     for i in instances
                 ],
             }
@@ -44,6 +47,7 @@ class InstanceListApi(APIView):
 
 class InstanceArchiveApi(APIView):
     permission_classes = [AllowAny]
+    throttle_classes = [DownloadThrottle]
 
     @extend_schema(responses={(200, "application/gzip"): bytes})
     def get(self, request: Request, dataset: str, instance_id: str) -> FileResponse:

@@ -9,8 +9,10 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from cli_client.formats import difficulty as policy
+from portal.catalog import instance_files
 from portal.errors import NotFound, ValidationFailed
 from proposals.models import Proposal, ReviewEvent
+from scoring.engine import digests
 from scoring.models import Dataset, Instance, Task
 
 PUBLIC_TASK_STATUSES = (Task.Status.SAMPLE, Task.Status.FINAL)
@@ -57,7 +59,8 @@ def dataset_public_dict(dataset: Dataset, instance_count: int | None = None) -> 
 
 
 def instance_list(dataset: Dataset, task_ids: list[str] | None = None) -> QuerySet[Instance]:
-    rows = Instance.objects.filter(dataset=dataset, task__status__in=PUBLIC_TASK_STATUSES).select_related("task")
+    rows = (Instance.objects.filter(dataset=dataset, task__status__in=PUBLIC_TASK_STATUSES)
+            .select_related("task", "dataset"))
     if task_ids:
         known = set(Task.objects.filter(id__in=task_ids, status__in=PUBLIC_TASK_STATUSES).values_list("id", flat=True))
         unknown = [t for t in task_ids if t not in known]
@@ -83,6 +86,37 @@ def instance_get(dataset: Dataset, instance_id: str) -> Instance:
     if instance is None:
         raise NotFound(f"No instance {instance_id!r} in dataset {dataset.name}.")
     return instance
+
+
+def dataset_serves_path(dataset: Dataset, relative_path: str) -> bool:
+    """Whether a file of an instance (path relative to its folder) may be served from `dataset`.
+
+    A dataset with private references (seed42) never serves a reference file nor the parameters
+    (`instance_meta.json`), whatever path is asked and whatever an archive might hold.
+    """
+    if dataset.references_public:
+        return True
+    parts = relative_path.split("/")
+    return "reference" not in parts and parts[-1] != "instance_meta.json"
+
+
+def instance_served_files(instance: Instance) -> dict[str, instance_files.InstanceFile]:
+    """The files of an instance a download may list and serve, by path relative to its folder."""
+    return {path: f for path, f in instance_files.archive_files(instance).items()
+            if dataset_serves_path(instance.dataset, path)}
+
+
+def instance_served_file(instance: Instance, relative_path: str) -> tuple[instance_files.InstanceFile, Path]:
+    """One served file and its local path; NotFound for anything not listed by instance_served_files."""
+    served = instance_served_files(instance).get(relative_path)
+    if served is None:
+        raise NotFound(f"No file {relative_path!r} in instance {instance.instance_id}.")
+    return served, instance_files.archive_file_path(instance, relative_path)
+
+
+def instance_input_digest(instance: Instance) -> str:
+    """Digest of what the agent is given for this instance (prompts and data/), as `asibench run` records it."""
+    return digests.input_digest({path: f.sha256 for path, f in instance_files.archive_files(instance).items()})
 
 
 def task_datasets(task: Task) -> list[str]:

@@ -72,6 +72,7 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
+import re
 import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
@@ -838,6 +839,13 @@ def _sandbox_subset(provenance: Any) -> tuple[dict[str, Any], dict[str, Any] | N
     described = {key: str(config[key])[:200] for key in ("model", "effort", "reasoning_effort") if config.get(key)}
     if described:
         subset["agent"]["config"] = described
+    inputs = provenance.get("inputs")
+    if inputs is not None:
+        # The digest of the inputs the run was made from (our client records it; the official one does
+        # not). Kept verbatim only when it can be one; anything else is kept as unreadable.
+        digest = inputs.get("digest") if isinstance(inputs, dict) else None
+        readable = isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest) is not None
+        subset["inputs"] = {"digest": digest} if readable else {"unreadable": True}
     if sandbox is not None:
         subset["sandbox"] = {key: sandbox.get(key) for key in
                              ("requested_mode", "effective_mode", "enforcement_status", "verification_status",

@@ -136,6 +136,11 @@ def dashboard_context(user: User) -> dict[str, Any]:
     return {"runs": runs, "live": any(progress for _, progress, _ in runs), "score_digits": score_digits(exact=exact)}
 
 
+def inputs_mismatched(report: dict[str, Any]) -> list[str]:
+    """Instances of a run whose results were made from inputs other than ours (see services.inputs_report)."""
+    return [iid for iid, check in (report.get("inputs") or {}).items() if check.get("state") == "mismatch"]
+
+
 def submission_report_context(submission: Submission, viewer: User) -> dict[str, Any]:
     exact = user_is_maintainer(viewer)
     report = submission.report or {}
@@ -147,6 +152,8 @@ def submission_report_context(submission: Submission, viewer: User) -> dict[str,
         "per_level": [(level, (report.get("per_level") or {}).get(level, 0)) for level in LEVELS],
         "per_task": per_task,
         "report": report,
+        "inputs": sorted((report.get("inputs") or {}).items()),
+        "inputs_mismatched": inputs_mismatched(report),
         "is_owner": submission.owner_id == viewer.id,
         "viewer_is_maintainer": exact,
         "scoring": scoring_summary(submission, with_details=exact, exact=exact),

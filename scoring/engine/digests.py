@@ -1,6 +1,7 @@
 """SHA-256 of bytes, files and trees: the one definition every side (client, Portal, scoring) hashes with."""
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -38,3 +39,29 @@ def tree_hashes(root: Path, skip: Callable[[Path], bool] = lambda _: False) -> d
         for path in sorted(root.rglob("*"))
         if path.is_file() and not skip(path)
     }
+
+
+# What the agent is given (client contract §5.8): the prompts and data/. task_info.json is left out
+# because the runner regenerates it; references and parameters are never the agent's to see.
+INPUT_DIGEST_SCHEME = "asibench-inputs-v1"
+
+
+def is_agent_input(relative_path: str) -> bool:
+    parts = relative_path.split("/")
+    return (parts[0] == "data" and len(parts) > 1) or (
+        len(parts) == 1 and parts[0].startswith("prompt_b") and parts[0].endswith(".md"))
+
+
+def input_digest(file_hashes: dict[str, str]) -> str:
+    """Digest of an instance's agent inputs from its {relative path: sha256} (other paths ignored).
+
+    The one definition the Portal (from an instance archive) and `asibench run` (from a pulled
+    instance directory) both use, so equal inputs give equal digests whichever client pulled them.
+    """
+    chosen = sorted((path, digest) for path, digest in file_hashes.items() if is_agent_input(path))
+    return sha256_bytes(json.dumps([INPUT_DIGEST_SCHEME, chosen], separators=(",", ":")).encode())
+
+
+def instance_dir_input_digest(instance_dir: Path) -> str:
+    root = Path(instance_dir)
+    return input_digest(tree_hashes(root, skip=lambda path: not is_agent_input(path.relative_to(root).as_posix())))

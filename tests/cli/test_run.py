@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from scoring.engine import anonymised_task_id, declared_outputs, load_task
+from scoring.engine.digests import instance_dir_input_digest
 from tests.cli.agent_runs import AGENTS, TASK_IDS, agent_run, cli, make_instances, snapshot, synthetic_instance
 from tests.support import REPO, cli_env, host_pids_with, wait_for
 
@@ -81,6 +82,8 @@ def test_it_writes_the_contract_results_tree(base: Path, agent: str, sandbox: st
         assert provenance["sandbox"] == SANDBOX_PROVENANCE[sandbox]
         assert provenance["runtime"]["runtime_source"] == "host_process"
         assert provenance["runtime"]["packages"] == task["_runtime_packages"]
+        assert provenance["inputs"] == {"scheme": "asibench-inputs-v1",
+                                        "digest": instance_dir_input_digest(instances / instance_id)}
 
         output = result["agent_output"]
         names = [o["name"] for o in declared_outputs(task)]

@@ -166,3 +166,18 @@ def test_catalog_pages_in_chromium(full_catalog, portal_server, db, page):
     screenshot(page, "task-page")
     page.goto(portal_server.url + "/datasets/seed42/")
     assert "os" in page.inner_text("[data-testid=sandbox-modes]")
+
+
+def test_the_official_client_pulls_every_instance_as_our_pull_does(full_catalog, portal_server, official_client,
+                                                                    db, tmp_path):
+    from tests.interop.test_official_client_pull import files_of, official_pull, our_pull
+
+    for repo in ("seed42", "seed31415"):
+        official_pull(official_client, portal_server.url, tmp_path / "home", tmp_path / f"official-{repo}",
+                      "--repo", repo)
+        our_pull(portal_server.url, tmp_path / "ours-home", tmp_path / f"ours-{repo}", "--repo", repo)
+        theirs = files_of(tmp_path / f"official-{repo}")
+        assert theirs == files_of(tmp_path / f"ours-{repo}"), repo
+        assert len({name.split("/")[0] for name in theirs}) == len(discover_task_dirs(TASKS_ROOT))
+        with_reference = any("reference" in name.split("/") for name in theirs)
+        assert with_reference == (repo == "seed31415"), repo
