@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from portal.errors import NotFound, PortalError
+from portal.guides.faq import help_path
 from portal.pages import AuthedRequest, act_and_redirect, not_found_page
 from portal.submissions import selectors, services
 from portal.uploads import upload_limit
@@ -30,7 +31,7 @@ def dashboard_live(request: AuthedRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload_page(request: AuthedRequest) -> HttpResponse:
-    error = None
+    error = help_url = None
     if request.method == "POST":
         upload = request.FILES.get("bundle")
         if upload is None:
@@ -42,11 +43,12 @@ def upload_page(request: AuthedRequest) -> HttpResponse:
                         user=request.user, stream=stream, content_length=upload.size, filename=upload.name
                     )
             except PortalError as exc:
-                error = exc.detail
+                error, help_url = exc.detail, help_path(exc.code)
             else:
                 messages.success(request, services.intake_message(result.submission, result.created))
                 return redirect("submission-detail", submission_id=result.submission.id)
-    return render(request, "submissions/upload.html", {"error": error}, status=422 if error else 200)
+    return render(request, "submissions/upload.html", {"error": error, "help_url": help_url},
+                  status=422 if error else 200)
 
 
 def _report(request: AuthedRequest, submission_id: str, template: str) -> HttpResponse:
