@@ -7,6 +7,7 @@ blank. Prompt placeholders such as ``{{ n_bodies }}`` carry no ``figure:`` prefi
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 
@@ -46,6 +47,11 @@ def rate(spec: str) -> str:
     return f"{number} per {_PERIODS.get(period[:1], period)}"
 
 
+def _throttle_rates() -> dict[str, str]:
+    framework: dict[str, Any] = settings.REST_FRAMEWORK
+    return framework["DEFAULT_THROTTLE_RATES"]
+
+
 def _modes(modes: list[str]) -> str:
     return " or ".join(f"`{mode}`" for mode in modes) or "none"
 
@@ -61,7 +67,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "bundle_max_name_bytes": lambda: count(bundle_limits().max_name_bytes),
     "bundle_max_path_depth": lambda: count(bundle_limits().max_path_depth),
     "browser_upload_max": lambda: size(settings.BROWSER_UPLOAD_MAX_BYTES),
-    "upload_rate": lambda: rate(settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["bundle_upload"]),
+    "upload_rate": lambda: rate(_throttle_rates()["bundle_upload"]),
     "draft_ttl": lambda: hours(settings.DRAFT_TTL_HOURS),
     "confirms_per_day": lambda: count(settings.CONFIRMS_PER_DAY_LIMIT),
     "results_per_bundle": lambda: count(settings.RESULTS_PER_BUNDLE_LIMIT),

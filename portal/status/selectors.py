@@ -39,7 +39,8 @@ def first_scoring_waits(since: datetime) -> list[float]:
     rows = (ScoringRun.objects.filter(status=ScoringRun.Status.COMPLETE, finished_at__gte=since,
                                       submission__confirmed_at__isnull=False)
             .filter(~Exists(earlier)).values_list("finished_at", "submission__confirmed_at"))
-    return sorted(max(0.0, (finished - confirmed).total_seconds()) for finished, confirmed in rows)
+    return sorted(max(0.0, (finished - confirmed).total_seconds()) for finished, confirmed in rows
+                  if finished is not None and confirmed is not None)
 
 
 def status_snapshot(now: datetime | None = None) -> dict[str, Any]:
