@@ -19,7 +19,7 @@ def _load(tmp_path: Path, prompts: dict[str, str]) -> None:
 
 
 def test_the_prompt_view_names_the_placeholders_and_says_they_are_filled_per_instance(db, tmp_path):
-    _load(tmp_path, {"prompt_b1.md": "Integrate {{ n_bodies }} bodies up to t = {{t_end}}, then {{ n_bodies }} again.\n",
+    _load(tmp_path, {"prompt_b1.md": "Integrate {{ n_bodies }} bodies to t = {{t_end}}, then {{ n_bodies }} again.\n",
                      "prompt_b3.md": "Report the {{ n_pairs }} closest pairs.\n"})
     html = Client().get("/tasks/demo.tiny_sum/").content.decode()
     note = html[html.index('data-testid="prompt-placeholders"'):html.index("</p>", html.index("prompt-placeholders"))]
