@@ -88,7 +88,7 @@ def heatmap(request: HttpRequest) -> HttpResponse:
 
     def draw() -> dict[str, Any]:
         data = selectors.heatmap_data(query, value)
-        label = "task mean" if value == "mean" else value.upper()
+        label = "Mean of B1–B4" if value == "mean" else value.upper()
         scope = f" · {query.domain}" if query.domain else ""
         return {**data, "svg": charts.heatmap(data["rows"], data["tasks"],
                                               title=f"{label} per task, {query.dataset}{scope}")}
