@@ -16,6 +16,7 @@ logger = logging.getLogger(__name__)
 
 
 def _beat(hostname: str) -> None:
+    # Celery loads this step by name; models are imported once the worker has set Django up.
     from portal.status.services import worker_heartbeat_record
 
     try:
