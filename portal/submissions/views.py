@@ -27,7 +27,7 @@ def dashboard_live(request: AuthedRequest) -> HttpResponse:
     return render(request, "submissions/_runs_table.html", {"runs": runs, "live": any(p for _, p in runs)})
 
 
-@upload_limit(lambda: settings.BUNDLE_MAX_COMPRESSED_BYTES)
+@upload_limit(lambda: settings.BUNDLE_MAX_COMPRESSED_BYTES, refusal_code="too_large")
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload_page(request: AuthedRequest) -> HttpResponse:

@@ -211,3 +211,15 @@ def test_the_error_page_links_a_code_only_when_the_faq_has_it(rf):
     request.user = AnonymousUser()
     assert b'href="/guides/faq/#too_many_results"' in error_page(request, "x", 400, code="too_many_results").content
     assert b"error-help" not in error_page(request, "x", 404, code="not_found").content
+
+
+def test_an_oversized_browser_upload_links_the_size_limit_entry(submitter, settings):
+    settings.BUNDLE_MAX_COMPRESSED_BYTES = 10_000
+    client = Client()
+    client.force_login(submitter.user)
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    page = client.post("/submit/submit-results",
+                       {"bundle": SimpleUploadedFile("run.tar.gz", b"\x1f\x8b" + b"0" * 200_000, "application/gzip")})
+    assert page.status_code == 413
+    assert b'<a href="/guides/faq/#too_large" data-testid="error-help">' in page.content
