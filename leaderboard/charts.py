@@ -117,3 +117,52 @@ def _ci_text(row: dict[str, Any], column: str) -> str:
 def _open(width: int, height: int, title: str) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
             f'role="img" aria-label="{escape(title)}" class="chart">')
+
+
+_COLD, _HOT = (247, 251, 255), (8, 48, 107)  # a sequential blue scale: 0 → pale, 100 → dark
+_MISSING = "#e4e7ec"
+
+
+def _shade(value: float) -> str:
+    t = max(0.0, min(value, 100.0)) / 100.0
+    return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(_COLD, _HOT, strict=True))
+
+
+def heatmap(rows: Sequence[dict[str, Any]], tasks: Sequence[str], *, title: str) -> str:
+    """Configurations (rows, each with `display_name` and `values` aligned with `tasks`) × tasks.
+
+    Each cell carries its figure in a <title>; the page puts the same figures in a table beside it.
+    """
+    label_w, top, cell_h, legend_h = 230, 150, 22, 46
+    cell_w = max(12, min(44, 620 // max(len(tasks), 1)))
+    width = max(label_w + cell_w * max(len(tasks), 1) + 20, label_w + 400)  # room for the legend
+    height = top + cell_h * max(len(rows), 1) + legend_h
+    parts = [_open(width, height, title), f'<text x="0" y="18" class="chart-title">{escape(title)}</text>']
+    for j, task in enumerate(tasks):
+        cx = label_w + j * cell_w + cell_w / 2
+        parts.append(f'<text x="{cx:.1f}" y="{top - 8}" transform="rotate(-60 {cx:.1f} {top - 8})" '
+                     f'class="tick">{escape(task if len(task) <= 30 else task[:29] + "…")}</text>')
+    for i, row in enumerate(rows):
+        y = top + i * cell_h
+        name = _label(row)
+        parts.append(f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end" class="label">{escape(name)}</text>')
+        for j, (task, value) in enumerate(zip(tasks, row["values"], strict=True)):
+            x = label_w + j * cell_w
+            fill = _MISSING if value is None else _shade(value)
+            parts.append(f'<rect x="{x}" y="{y}" width="{cell_w - 1}" height="{cell_h - 1}" fill="{fill}">'
+                         f'<title>{escape(_label(row, 200))} · {escape(task)}: {_fmt(value)}</title></rect>')
+            if value is not None and cell_w >= 30:
+                ink = "#ffffff" if value >= 55 else "#1d2330"
+                parts.append(f'<text x="{x + cell_w / 2:.1f}" y="{y + 15}" text-anchor="middle" class="cell" '
+                             f'fill="{ink}">{value:.0f}</text>')
+    if not rows:
+        parts.append(f'<text x="{label_w}" y="{top + 16}" class="tick">No published runs.</text>')
+    ly = height - legend_h + 18
+    for k, tick in enumerate(range(0, 101, 10)):
+        parts.append(f'<rect x="{label_w + k * 24}" y="{ly}" width="24" height="10" fill="{_shade(tick)}"/>')
+        if tick % 50 == 0:
+            parts.append(f'<text x="{label_w + k * 24 + 12}" y="{ly + 24}" text-anchor="middle" class="tick">'
+                         f'{tick}</text>')
+    parts.append(f'<rect x="{label_w + 11 * 24 + 16}" y="{ly}" width="24" height="10" fill="{_MISSING}"/>'
+                 f'<text x="{label_w + 12 * 24 + 20}" y="{ly + 9}" class="tick">no result</text></svg>')
+    return "".join(parts)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from django.core.cache import cache
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
-from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, figures
+from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, figures
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ReviewAction, RunReview
 from leaderboard.stats import Interval, rank_with_ties
 from portal.errors import NotFound, ValidationFailed
@@ -290,3 +290,30 @@ def flag_summary(submission: Submission) -> list[dict[str, Any]]:
               .order_by("kind"))
     labels = dict(IntegrityFlag.Kind.choices)
     return [{"kind": c["kind"], "label": labels.get(c["kind"], c["kind"]), "count": c["n"]} for c in counts]
+
+
+HEATMAP_ROWS = 40
+HEATMAP_VALUES = (*LEVELS, "mean")
+
+
+def heatmap_data(query: BoardQuery, value: str) -> dict[str, Any]:
+    """Published configurations (the board's current rows) × tasks: each cell is that task's published
+    `value` (a level or the task mean). Rows are the best by their mean over the tasks shown."""
+    entries = LeaderboardEntry.objects.filter(dataset_id=query.dataset, is_current=True).only(
+        "id", "display_name", "agent", "model", "tasks")
+    rows: list[dict[str, Any]] = []
+    for entry in entries.order_by("id"):
+        published = {t: v for t, v in (entry.tasks or {}).items()
+                     if query.domain is None or domain_of(t) == query.domain}
+        if not published:
+            continue
+        cells = {t: v.get("mean") if value == "mean" else (v.get("levels") or {}).get(value)
+                 for t, v in published.items()}
+        means = [v["mean"] for v in published.values() if v.get("mean") is not None]
+        rows.append({"id": entry.id, "display_name": entry.display_name, "cells": cells,
+                     "mean": sum(means) / len(means) if means else None})
+    rows.sort(key=lambda r: (r["mean"] is None, -(r["mean"] or 0.0), r["id"]))
+    shown = rows[:HEATMAP_ROWS]
+    task_ids = sorted({t for r in shown for t in r["cells"]}, key=lambda t: (domain_of(t), t))
+    return {"tasks": task_ids, "rows": [{**r, "values": [r["cells"].get(t) for t in task_ids]} for r in shown],
+            "total": len(rows)}

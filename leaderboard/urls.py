@@ -5,6 +5,7 @@ from leaderboard import views
 urlpatterns = [
     path("", views.board, name="leaderboard"),
     path("export.csv", views.board_csv, name="leaderboard-csv"),
+    path("heatmap/", views.heatmap, name="leaderboard-heatmap"),
     path("entries/<int:entry_id>/", views.entry_detail, name="leaderboard-entry"),
     path("review/", views.review_queue, name="review-queue"),
     path("review/<uuid:submission_id>/", views.review_detail, name="review-detail"),

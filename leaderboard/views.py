@@ -75,6 +75,31 @@ def _charts(query: selectors.BoardQuery, rows: list[dict[str, Any]]) -> dict[str
     return selectors.board_cached("charts", query, draw, per_sort=False)
 
 
+def heatmap(request: HttpRequest) -> HttpResponse:
+    """Published configurations × tasks, as an SVG and as the table it draws; cached like the board."""
+    datasets, domains = selectors.dataset_choices(), selectors.domain_choices()
+    try:
+        query = selectors.board_query_from(request.GET, datasets, lambda: domains)
+    except PortalError as exc:
+        return error_page(request, exc.detail, status=exc.status_code)
+    value = request.GET.get("value") or "mean"
+    if value not in selectors.HEATMAP_VALUES:
+        value = "mean"  # an allowlist before the cache key, as for the board's sort
+
+    def draw() -> dict[str, Any]:
+        data = selectors.heatmap_data(query, value)
+        label = "Mean of B1–B4" if value == "mean" else value.upper()
+        scope = f" · {query.domain}" if query.domain else ""
+        return {**data, "svg": charts.heatmap(data["rows"], data["tasks"],
+                                              title=f"{label} per task, {query.dataset}{scope}")}
+
+    return render(request, "leaderboard/heatmap.html", {
+        "query": query, "datasets": datasets, "domains": domains, "value": value,
+        "values": selectors.HEATMAP_VALUES, "shown": selectors.HEATMAP_ROWS,
+        "heatmap": selectors.board_cached("heatmap", query, draw, per_sort=False, extra=(value,)),
+    })
+
+
 def board_csv(request: HttpRequest) -> HttpResponse:
     try:
         query = selectors.board_query_from(request.GET, selectors.dataset_choices())

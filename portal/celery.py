@@ -34,6 +34,8 @@ class PortalTask(Task):
 app = Celery("portal", task_cls=PortalTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Imported by name so that this module stays importable before Django is set up.
+app.steps["worker"].add("portal.status.worker:WorkerHeartbeatStep")
 
 
 @app.task(name="portal.ping")

@@ -16,6 +16,7 @@ from django.shortcuts import render
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
+from portal.guides.faq import help_path, message_tag
 
 T = TypeVar("T")
 
@@ -26,8 +27,9 @@ class AuthedRequest(HttpRequest):
     user: User
 
 
-def error_page(request: HttpRequest, message: str, status: int = 404) -> HttpResponse:
-    return render(request, "portal/error.html", {"message": message}, status=status)
+def error_page(request: HttpRequest, message: str, status: int = 404, code: str | None = None) -> HttpResponse:
+    """The error page; a refusal `code` with an FAQ entry gets a link to it."""
+    return render(request, "portal/error.html", {"message": message, "help_url": help_path(code)}, status=status)
 
 
 def not_found_page(request: HttpRequest, exc: NotFound) -> HttpResponse:
@@ -42,7 +44,7 @@ def act_and_redirect(request: HttpRequest, action: Callable[[], T], then: Callab
     except NotFound as exc:
         return not_found_page(request, exc)
     except PortalError as exc:
-        messages.error(request, exc.detail)
+        messages.error(request, exc.detail, extra_tags=message_tag(exc.code))
     else:
         if success is not None:
             messages.success(request, success(result) if callable(success) else success)

@@ -96,6 +96,8 @@ INSTALLED_APPS = [
     "portal",
     "portal.accounts",
     "portal.catalog",
+    "portal.guides",
+    "portal.status",
     "portal.submissions",
     "leaderboard",
     "scoring",
@@ -422,6 +424,13 @@ SCORING_STUCK_REQUEUES = env_int("ASIBENCH_SCORING_STUCK_REQUEUES", 1)
 # it started): the reaper sends it again. Re-sending is safe: a run's start is claimed once.
 SCORING_QUEUED_RESEND_SECONDS = env_int("ASIBENCH_SCORING_QUEUED_RESEND_AFTER", 180, minimum=1)
 SCORING_REAPER_INTERVAL = env_int("ASIBENCH_SCORING_REAPER_INTERVAL", 60, minimum=1)
+
+# The public /status page: each worker records a heartbeat every WORKER_HEARTBEAT_SECONDS and
+# counts as seen for WORKER_SEEN_MINUTES; the page's figures are recomputed at most every
+# STATUS_CACHE_SECONDS however often it is requested.
+WORKER_HEARTBEAT_SECONDS = env_int("ASIBENCH_WORKER_HEARTBEAT_SECONDS", 30, minimum=1)
+WORKER_SEEN_MINUTES = env_int("ASIBENCH_WORKER_SEEN_MINUTES", 5, minimum=1)
+STATUS_CACHE_SECONDS = env_int("ASIBENCH_STATUS_CACHE_SECONDS", 15, minimum=1)
 
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},

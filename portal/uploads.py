@@ -19,6 +19,8 @@ from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from portal.guides.faq import help_path
+
 # Room for the CSRF token, other small fields and the multipart part headers around the files.
 FORM_ALLOWANCE_BYTES = 64 * 1024
 
@@ -38,11 +40,16 @@ def _mb(size: int) -> str:
     return f"{size / MB:.1f} MB" if size < 10 * MB else f"{size // MB} MB"
 
 
-def upload_limit(total: Callable[[], int], per_file: Callable[[], int] | None = None) -> Callable[[Any], Any]:
-    """Mark a view as taking multipart uploads of at most `total()` bytes of files (`per_file()` each)."""
+def upload_limit(total: Callable[[], int], per_file: Callable[[], int] | None = None, *,
+                 refusal_code: str | None = None) -> Callable[[Any], Any]:
+    """Mark a view as taking multipart uploads of at most `total()` bytes of files (`per_file()` each).
+
+    `refusal_code` is the reason code an oversized upload is refused with, so the page can link its FAQ entry.
+    """
 
     def mark(view: Any) -> Any:
         view.upload_limit = (total, per_file)
+        view.upload_refusal_code = refusal_code
         return view
 
     return mark
@@ -89,8 +96,8 @@ class CappedUploadHandler(TemporaryFileUploadHandler):
         raise UploadTooLarge(message)
 
 
-def _refusal(request: HttpRequest, message: str, status: int) -> HttpResponse:
-    response = render(request, "portal/error.html", {"message": message}, status=status)
+def _refusal(request: HttpRequest, message: str, status: int, code: str | None = None) -> HttpResponse:
+    response = render(request, "portal/error.html", {"message": message, "help_url": help_path(code)}, status=status)
     # The rest of the body is not wanted: do not let the server drain it for keep-alive.
     response["Connection"] = "close"
     return response
@@ -117,12 +124,12 @@ class UploadLimitMiddleware:
         length = int(raw_length)
         if length > total + FORM_ALLOWANCE_BYTES:
             return _refusal(request, f"The upload is {_mb(length)}; the limit is {_mb(total)}. Nothing was "
-                            "sent to the server's disk.", 413)
+                            "sent to the server's disk.", 413, getattr(view_func, "upload_refusal_code", None))
         request.upload_handlers = [CappedUploadHandler(request, max_bytes=total, max_file_bytes=per_file)]
         try:
             request.POST  # noqa: B018 - parse here, under the cap, before CSRF or the view touch the body
         except UploadTooLarge as exc:
-            return _refusal(request, str(exc), 413)
+            return _refusal(request, str(exc), 413, getattr(view_func, "upload_refusal_code", None))
         except UploadCutOff as exc:
             return _refusal(request, str(exc), 400)
         return None

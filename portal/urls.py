@@ -10,6 +10,8 @@ from portal import health, views
 from portal.accounts import apis as account_apis
 from portal.accounts import views as account_views
 from portal.catalog import urls as catalog_urls
+from portal.guides import urls as guide_urls
+from portal.status import views as status_views
 from portal.submissions import urls as submission_urls
 from proposals import urls as proposal_urls
 
@@ -39,7 +41,9 @@ admin.site.login = secure_admin_login(admin.site.login)  # type: ignore[method-a
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", health.healthz, name="healthz"),
+    path("status", status_views.status_page, name="status"),
     *catalog_urls.page_urls,
+    *guide_urls.page_urls,
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),

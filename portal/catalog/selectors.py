@@ -3,6 +3,8 @@ rows with private fields."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,12 @@ from scoring.engine import digests
 from scoring.models import Dataset, Instance, Task
 
 PUBLIC_TASK_STATUSES = (Task.Status.SAMPLE, Task.Status.FINAL)
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def prompt_placeholders(prompts: Iterable[str]) -> list[str]:
+    """The ``{{ name }}`` placeholders of a task's prompt templates, in order of first use."""
+    return list(dict.fromkeys(name for text in prompts for name in _PLACEHOLDER.findall(text or "")))
 
 
 def task_public_list() -> QuerySet[Task]:

@@ -33,6 +33,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
             "task": task,
             "meta": task.public_meta,
             "prompts": prompts,
+            "placeholders": selectors.prompt_placeholders(task.prompts.get(level, "") for level in PROMPT_LEVELS),
             "inputs": (task.public_meta.get("input") or {}).get("files") or [],
             "outputs": (task.public_meta.get("output") or {}).get("files") or [],
             "datasets": selectors.task_datasets(task),

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from portal.errors import NotFound, PortalError
+from portal.guides.faq import help_path
 from portal.pages import AuthedRequest, act_and_redirect, not_found_page
 from portal.submissions import selectors, services
 from portal.submissions.apis import UploadThrottle
@@ -25,14 +26,14 @@ def dashboard_live(request: AuthedRequest) -> HttpResponse:
     return render(request, "submissions/_runs_table.html", selectors.dashboard_context(request.user))
 
 
-@upload_limit(lambda: settings.BUNDLE_MAX_COMPRESSED_BYTES)
+@upload_limit(lambda: settings.BUNDLE_MAX_COMPRESSED_BYTES, refusal_code="too_large")
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload_page(request: AuthedRequest) -> HttpResponse:
-    error, status = None, 422
+    error, status, help_url = None, 422, None
     throttle = UploadThrottle()
     if request.method == "POST" and not throttle.allow_request(request, None):  # type: ignore[arg-type]
-        error, status = throttle.refusal(), 429
+        error, status, help_url = throttle.refusal(), 429, help_path("throttled")
     elif request.method == "POST":
         upload = request.FILES.get("bundle")
         if upload is None:
@@ -44,11 +45,12 @@ def upload_page(request: AuthedRequest) -> HttpResponse:
                         user=request.user, stream=stream, content_length=upload.size, filename=upload.name
                     )
             except PortalError as exc:
-                error, status = exc.detail, exc.status_code
+                error, status, help_url = exc.detail, exc.status_code, help_path(exc.code)
             else:
                 messages.success(request, services.intake_message(result.submission, result.created))
                 return redirect("submission-detail", submission_id=result.submission.id)
-    return render(request, "submissions/upload.html", {"error": error}, status=status if error else 200)
+    return render(request, "submissions/upload.html", {"error": error, "help_url": help_url},
+                  status=status if error else 200)
 
 
 def _report(request: AuthedRequest, submission_id: str, template: str) -> HttpResponse:

@@ -11,7 +11,8 @@ from tests.support import browser_login, screenshot
 
 TINY = Path(__file__).resolve().parents[1] / "scoring" / "catalog" / "tiny_task"
 PUBLIC_PAGES = ["/", "/tasks/", "/tasks/demo.tiny_sum/", "/leaderboard/", "/accounts/login/", "/accounts/signup/",
-                "/healthz", "/no-such-page/", "/static/portal/site.css"]
+                "/healthz", "/no-such-page/", "/static/portal/site.css", "/guides/", "/guides/faq/", "/status",
+                "/leaderboard/heatmap/"]
 SIGNED_IN_PAGES = ["/submit/dashboard", "/submit/settings", "/submit/activate", "/submit/submit-results",
                    "/submit/proposals", "/submit/proposals/new", "/accounts/password/change/"]
 MAINTAINER_PAGES = ["/leaderboard/review/", "/submit/proposals/review"]

@@ -1,0 +1,225 @@
+"""The guides: Markdown from the repository with figures taken from settings, a refusals FAQ that has
+an entry for every reason code the intake can return, and refusals (API and pages) that link to it."""
+
+import ast
+import re
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from portal.guides import selectors
+from portal.guides.faq import faq_codes, help_path
+from portal.guides.figures import UnknownFigure, fill_figures
+from portal.submissions import apis as submission_apis
+from portal.submissions import bundle_verify
+from portal.submissions import services as submission_services
+from portal.submissions.models import Submission, SubmissionEntry
+from tests.leaderboard.factories import make_catalog
+from tests.support import issue_token
+
+pytestmark = pytest.mark.django_db
+
+GUIDE_PATHS = ["/guides/", *[g.url for g in selectors.guide_list()]]
+
+
+def _codes_passed_on(tree: ast.Module) -> dict[str, int]:
+    """Functions of the module that take a `code` parameter: name -> its position."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            names = [a.arg for a in node.args.args]
+            if "code" in names:
+                out[node.name] = names.index("code")
+    return out
+
+
+def verifier_reason_codes() -> set[str]:
+    """Every code `bundle_verify` can raise, read from its source: a literal first argument of
+    BundleRejected, or a literal handed to a helper that passes its `code` parameter on."""
+    tree = ast.parse(Path(bundle_verify.__file__).read_text())
+    helpers = _codes_passed_on(tree)
+    codes: set[str] = set()
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            continue
+        position = 0 if call.func.id == "BundleRejected" else helpers.get(call.func.id)
+        if position is None:
+            continue
+        codes |= _literal_codes(call.args[position], call)
+    return codes
+
+
+def _literal_codes(arg: ast.expr, call: ast.Call) -> set[str]:
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return {arg.value}
+    if isinstance(arg, ast.IfExp):
+        return _literal_codes(arg.body, call) | _literal_codes(arg.orelse, call)
+    # Anything else must be a helper's own `code` parameter, passed through (its callers are read);
+    # a code computed some other way fails here, so that this test is taught to read it.
+    assert isinstance(arg, ast.Name) and arg.id == "code", ast.unparse(call)
+    return set()
+
+
+def service_reason_codes() -> set[str]:
+    """Codes the intake and confirm services raise: each PortalError's code= or its class default."""
+    from portal import errors
+
+    classes = {name: cls for name, cls in vars(errors).items()
+               if isinstance(cls, type) and issubclass(cls, errors.PortalError)}
+    classes["BundleRefused"] = submission_services.BundleRefused
+    tree = ast.parse(Path(submission_services.__file__).read_text())
+    codes: set[str] = set()
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in classes:
+            code = next((k.value for k in call.keywords if k.arg == "code"), None)
+            if code is None:
+                codes.add(classes[call.func.id].code)
+            elif isinstance(code, ast.Constant):
+                codes.add(code.value)
+            else:  # the verifier's code, handed on (covered above)
+                assert ast.unparse(code) == "exc.code", ast.unparse(call)
+    return codes - {"not_found", "invalid"}  # "no such submission", "already confirmed": no FAQ needed
+
+
+def test_every_reason_code_the_intake_can_return_has_an_faq_entry():
+    verifier = verifier_reason_codes()
+    # The enumeration itself works: codes of every stage are found, the newest ones included.
+    assert {"not_gzip", "multi_member_gzip", "ambiguous_name", "hash_mismatch", "sandbox_policy",
+            "bad_result_json", "bad_manifest", "ratio_exceeded"} <= verifier
+    services = service_reason_codes()
+    assert {"too_large", "no_dataset", "confirm_quota", "too_many_results"} <= services
+    throttled = {"throttled"} if submission_apis.UploadThrottle in submission_apis.BundleUploadApi.throttle_classes \
+        else set()
+    missing = sorted((verifier | services | throttled) - faq_codes())
+    assert not missing, f"reason codes without an FAQ entry in portal/guides/content/faq.md: {missing}"
+
+
+def test_every_guide_is_linked_from_the_navigation_and_renders(client):
+    home = client.get("/").content.decode()
+    assert 'href="/guides/"' in home
+    index = client.get("/guides/").content.decode()
+    for guide in selectors.guide_list():
+        assert f'href="{guide.url}"' in index
+        page = client.get(guide.url)
+        assert page.status_code == 200, guide.url
+        text = page.content.decode()
+        assert "figure:" not in text and "<script" not in text, guide.url
+        assert f"<h1>{guide.title}</h1>" in text.replace("&#x27;", "'")
+    assert client.get("/guides/no-such-guide/").status_code == 404
+
+
+def test_figures_come_from_settings_not_from_the_text(client, settings):
+    settings.CONFIRMS_PER_DAY_LIMIT = 13
+    settings.RESULTS_PER_BUNDLE_LIMIT = 777
+    settings.BUNDLE_MAX_COMPRESSED_BYTES = 3 * 1024 * 1024
+    settings.DRAFT_TTL_HOURS = 36
+    settings.DATASET_SANDBOX_MODES = {**settings.DATASET_SANDBOX_MODES, "seed42": ["os"]}
+    submit = client.get("/guides/submit-results/").content.decode()
+    assert "| compressed bundle |" not in submit  # rendered as a table, not left as Markdown
+    for text in ("13 in any 24 hours per account", "777", "3 MiB", "36 hours", "<code>os</code>"):
+        assert text in submit, text
+    assert re.search(r"<td><code>seed42</code></td>\s*<td><code>os</code></td>", submit)
+    faq = client.get("/guides/faq/").content.decode()
+    assert "Each account may confirm 13 runs in any 24 hours" in faq
+
+
+def test_a_figure_must_be_known_and_prompt_placeholders_are_left_alone():
+    with pytest.raises(UnknownFigure):
+        fill_figures("at most {{ figure:confirms_a_day }} a day")
+    assert fill_figures("each {{ n_bodies }} and {{figure:confirms_per_day}}").startswith("each {{ n_bodies }} and ")
+
+
+def test_faq_entries_have_the_code_as_their_anchor(client):
+    faq = client.get("/guides/faq/").content.decode()
+    anchors = set(re.findall(r'<h3 id="([a-z0-9_]+)">', faq))
+    assert anchors == set(faq_codes())
+    assert '<h3 id="hash_mismatch"><code>hash_mismatch</code>' in faq
+    assert help_path("hash_mismatch") == "/guides/faq/#hash_mismatch"
+    assert help_path("not_found") is None and help_path(None) is None
+
+
+def test_a_refused_api_upload_carries_a_help_url_to_its_entry(submitter):
+    make_catalog()
+    client = Client()
+    response = client.generic("POST", "/api/v1/submissions/bundle", b"PK\x03\x04 a zip, not a bundle",
+                              content_type="application/gzip",
+                              HTTP_AUTHORIZATION=f"Bearer {issue_token(submitter.user)}")
+    assert response.status_code == 422
+    body = response.json()
+    assert body["code"] == "not_gzip" and body["detail"].startswith("Bundle refused (not_gzip)")
+    assert body["help_url"] == "http://testserver/guides/faq/#not_gzip"
+    assert list(body)[:2] == ["detail", "code"]  # the official client reads detail; fields are only added
+
+
+def test_errors_without_an_entry_get_no_help_url(submitter):
+    client = Client()
+    token = issue_token(submitter.user)
+    missing = client.get(f"/api/v1/submissions/{uuid.uuid4()}", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert missing.status_code == 404 and missing.json()["code"] == "not_found"
+    assert "help_url" not in missing.json()
+    unauthenticated = client.get("/api/v1/me")
+    assert unauthenticated.status_code in (401, 403) and "help_url" not in unauthenticated.json()
+
+
+def test_the_upload_page_links_a_refusal_to_its_entry(submitter):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    make_catalog()
+    client = Client()
+    client.force_login(submitter.user)
+    page = client.post("/submit/submit-results",
+                       {"bundle": SimpleUploadedFile("run.tar.gz", b"plain text", "application/gzip")})
+    assert page.status_code == 422
+    html = page.content.decode()
+    assert "Bundle refused (not_gzip)" in html
+    assert '<a href="/guides/faq/#not_gzip" data-testid="error-help">' in html
+
+
+def test_a_refused_confirm_links_its_entry_on_the_run_page(submitter, settings):
+    settings.CONFIRMS_PER_DAY_LIMIT = 1
+    instances = make_catalog()["seed42"]
+
+    def draft() -> Submission:
+        run = Submission.objects.create(owner=submitter.user, dataset_id="seed42", archive="submissions/x",
+                                        archive_sha256=uuid.uuid4().hex * 2, archive_bytes=1,
+                                        expires_at=timezone.now() + timedelta(days=1))
+        SubmissionEntry.objects.create(submission=run, base_name=f"{instances[0].instance_id}__b1",
+                                       instance=instances[0], task_id=instances[0].task_id, prompt_level="b1")
+        return run
+
+    first, second = draft(), draft()
+    client = Client()
+    client.force_login(submitter.user)
+    client.post(f"/submit/submissions/{first.id}/confirm")
+    html = client.post(f"/submit/submissions/{second.id}/confirm", follow=True).content.decode()
+    assert "the limit is 1 a day" in html
+    assert '<a href="/guides/faq/#confirm_quota" data-testid="message-help">' in html
+    # A success message has no such link.
+    assert html.count('data-testid="message-help"') == 1
+
+
+def test_the_error_page_links_a_code_only_when_the_faq_has_it(rf):
+    from django.contrib.auth.models import AnonymousUser
+
+    from portal.pages import error_page
+
+    request = rf.get("/")
+    request.user = AnonymousUser()
+    assert b'href="/guides/faq/#too_many_results"' in error_page(request, "x", 400, code="too_many_results").content
+    assert b"error-help" not in error_page(request, "x", 404, code="not_found").content
+
+
+def test_an_oversized_browser_upload_links_the_size_limit_entry(submitter, settings):
+    settings.BUNDLE_MAX_COMPRESSED_BYTES = 10_000
+    client = Client()
+    client.force_login(submitter.user)
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    page = client.post("/submit/submit-results",
+                       {"bundle": SimpleUploadedFile("run.tar.gz", b"\x1f\x8b" + b"0" * 200_000, "application/gzip")})
+    assert page.status_code == 413
+    assert b'<a href="/guides/faq/#too_large" data-testid="error-help">' in page.content
