@@ -35,6 +35,7 @@ SETUP = textwrap.dedent("""
     import json, sys
     import django
     django.setup()
+    from allauth.account.models import EmailAddress
     from django.test import Client
     from portal.accounts.models import User
     from portal.submissions import services
@@ -42,6 +43,7 @@ SETUP = textwrap.dedent("""
     out = []
     for i, archive in enumerate(sys.argv[1:]):
         user = User.objects.create_user(email=f"runner{i}@example.org", password="pw-not-used-1234")
+        EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
         with open(archive, "rb") as stream:
             intake = services.submission_intake(user=user, stream=stream, content_length=None, filename="b.tar.gz")
         client = Client()
