@@ -199,15 +199,21 @@ if __name__ == "__main__":
 '''.encode()
 
 
-def test_a_generator_printing_a_passing_report_cannot_pass_its_failing_validation(submitter, task_dir,
-                                                                                   proposal_worker):
+# docker is the deployed backend (docker-compose.yml): there the validator was reachable through /proc.
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
+def test_a_generator_printing_a_passing_report_cannot_pass_its_failing_validation(submitter, task_dir, sandbox):
     files = task_files(task_dir)
     # The real failure: the seed is ignored, so seed42 and seed31415 give the same references.
     files["generate_gt.py"] = files["generate_gt.py"].replace(
         b"from __future__ import annotations\n", b"from __future__ import annotations\n" + FORGER, 1).replace(
         b'p["n"], p["seed"] = int(p["n"]), int(p["seed"])', b'p["n"], p["seed"] = 4, 7')
     proposal = synced_draft(submitter.user, files)
-    job = finished_job(services.proposal_submit(user=submitter.user, proposal_id=proposal.id), timeout=300)
+    job = services.proposal_submit(user=submitter.user, proposal_id=proposal.id)
+    worker = start_celery_worker(f"forged-{sandbox}", extra_env={"ASIBENCH_SANDBOX": sandbox})
+    try:
+        job = finished_job(job, timeout=300)
+    finally:
+        stop_celery_worker(worker)
     assert job.status == "failed", job.problems
     assert any(p.startswith("official_seeds:") and "byte-identical" in p for p in job.problems), job.problems
     assert "forged pass" not in json.dumps([job.problems, job.report]), job.report
