@@ -13,6 +13,7 @@ import shlex
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from scoring.engine import TaskDefinitionError, anonymised_task_id, declared_out
 from scoring.engine.digests import INPUT_DIGEST_SCHEME, instance_dir_input_digest, sha256_file
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.sandbox import SandboxError
+from scoring.sandbox.process import TreeRemovalError, tree_prune, tree_remove
 
 SANDBOXES = ("none", "linux_ns", "os")
 STATUSES = ("completed", "failed", "timeout")
@@ -238,14 +240,8 @@ def agent_command(template: str, workspace: Path, item: WorkItem) -> str:
 
 
 def clean_transients(workspace: Path) -> None:
-    for name in TRANSIENT_DIRS:
-        for path in list(workspace.rglob(name)):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-    for pattern in TRANSIENT_GLOBS:
-        for path in list(workspace.rglob(pattern)):
-            if path.is_file() or path.is_symlink():
-                path.unlink(missing_ok=True)
+    # The agent wrote this tree: it may be deeper than any path can name, or hold links anywhere.
+    tree_prune(workspace, TRANSIENT_DIRS, TRANSIENT_GLOBS)
 
 
 def persist_outputs(workspace: Path, recorded: list[str], task_out: Path, stem: str) -> dict[str, Any] | None:
@@ -392,7 +388,9 @@ class Runner:
 
     def retire_workspace(self, item: WorkItem, workspace: Path) -> None:
         if not self.options.keep_workspaces:
-            shutil.rmtree(workspace.parent, ignore_errors=True)
+            # Best effort as ever (the result is written), but through descriptors: the agent's tree.
+            with suppress(TreeRemovalError):
+                tree_remove(workspace.parent)
             return
         link_dir = self.out / "instances" / "_workspaces" / item.instance.instance_id
         link_dir.mkdir(parents=True, exist_ok=True)

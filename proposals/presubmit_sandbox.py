@@ -4,12 +4,14 @@ The author's generator and scorer are untrusted code: the proposal's files are c
 scratch dir laid out as `tasks/<domain>/<name>/` and the validator runs there under the
 configured backend (no network; the server's time, whole-run memory, process and scratch-disk
 limits, never the author's), in a Celery worker (proposals.tasks), never in the web process.
-The validator's only output the host reads is its stdout.
+The validator's only output the host reads is its stdout: one line, marked with a key the host
+gives it and task code never sees.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +21,7 @@ from scoring.catalog import sandbox_backend, scratch_root
 from scoring.sandbox import Limits, python_runtime_env, python_runtime_mounts
 from scoring.sandbox.process import scratch_tree
 
+REPORT_KEY_FILE = "report.key"
 REPORT_TEXT_LIMIT = 4000
 REPORT_ITEMS_LIMIT = 200
 
@@ -39,14 +42,17 @@ def _report_check(check: Any) -> dict[str, Any] | None:
             "details": [storable_text(d) for d in details[:REPORT_ITEMS_LIMIT]] if isinstance(details, list) else []}
 
 
-def _parse_report(stdout: str) -> dict[str, Any] | None:
-    """The validator's JSON report in the shape the portal stores, or None. The report is as hostile as
-    the task code that ran beside the validator: only the known fields are kept, as storable text."""
-    start = stdout.find("{")
-    if start < 0:
+def _parse_report(stdout: str, key: str) -> dict[str, Any] | None:
+    """The validator's JSON report in the shape the portal stores, or None.
+
+    Task code shares the sandbox's stdout with the validator and may print reports of its own; only
+    the line after `key` is the validator's (see cli_client.commands.validate.keyed_report). Its
+    contents still come from hostile files: only the known fields are kept, as storable text."""
+    lines = [line[len(key) + 1:] for line in stdout.splitlines() if line.startswith(f"{key} ")]
+    if len(lines) != 1:
         return None
     try:
-        report = json.loads(stdout[start:], parse_constant=str)  # NaN/Infinity: JSONB has neither
+        report = json.loads(lines[0], parse_constant=str)  # NaN/Infinity: JSONB has neither
     except (ValueError, RecursionError):
         return None
     if not isinstance(report, dict) or not isinstance(report.get("checks"), list):
@@ -75,10 +81,15 @@ def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str,
         limits = Limits(wall_clock_seconds=seconds, cpu_seconds=seconds, memory_bytes=settings.SANDBOX_MEMORY_BYTES,
                         max_processes=settings.SANDBOX_MAX_PROCESSES, max_file_bytes=512 << 20,
                         max_scratch_bytes=settings.SANDBOX_SCRATCH_BYTES, network=False, env=python_runtime_env())
-        argv = [*backend.python_command(), "-m", "cli_client", "validate", "--pre-submit", str(task_dir), "--json",
+        # The key file is read and deleted by the validator before any task code runs. -P: the
+        # writable workdir (the cwd) is not on the validator's import path.
+        key = secrets.token_hex(16)
+        (work / REPORT_KEY_FILE).write_text(key, encoding="utf-8")
+        argv = [*backend.python_command(), "-P", "-m", "cli_client", "validate", "--pre-submit", str(task_dir),
+                "--report-key-file", str(work / REPORT_KEY_FILE),
                 "--gt-timeout", str(settings.GENERATION_TIMEOUT_SECONDS)]
         result = backend.run(argv, work, list(mounts), limits)
-    report = _parse_report(result.stdout_text)
+    report = _parse_report(result.stdout_text, key)
     if report is None:
         tail = storable_text(" ".join(result.stderr_text.strip().splitlines()[-3:]), 500)
         reason = result.reason or tail or f"exit status {result.returncode}"

@@ -309,6 +309,21 @@ def second_gzip_member() -> bytes:
     return gzip.compress(tar[:cut]) + gzip.compress(tar[cut:])
 
 
+def one_result_under_two_base_names() -> bytes:
+    """Attempt 1 of one instance at b1 under both of its spellings, `x__b1` and `x__b1__attempt1`: two
+    base names, so the database's unique base name per run kept both and the one result counted twice."""
+    *files, (_, raw_manifest) = one_instance_members()
+    manifest = json.loads(raw_manifest)
+    first, second = f"instances/{IID}__b1/", f"instances/{IID}__b1__attempt1/"
+    copies = [(path.replace(first, second), body) for path, body in files]
+    item = json.loads(json.dumps(manifest["instances"][0]).replace(first, second))
+    item["base_name"] = f"{IID}__b1__attempt1"
+    manifest["instances"].append(item)
+    manifest["instance_count"] = 2
+    manifest["files"] += [{"path": path, "sha256": _sha(body), "bytes": len(body)} for path, body in copies]
+    return gzip.compress(tar_of([*files, *copies, ("manifest.json", json.dumps(manifest).encode())]))
+
+
 HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "negative_pax_size": (negative_pax_size, "corrupt_tar"),
     "negative_base256_size": (negative_base256_size, "corrupt_tar"),
@@ -339,6 +354,7 @@ HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "nul_in_a_result_json": (nul_in_a_result_json, "bad_result_json"),
     "prefix_under_a_gnu_header": (prefix_under_a_gnu_header, "ambiguous_name"),
     "second_gzip_member": (second_gzip_member, "multi_member_gzip"),
+    "one_result_under_two_base_names": (one_result_under_two_base_names, "duplicate_result"),
 }
 
 

@@ -59,6 +59,8 @@ Reason codes of `BundleRejected` (`code`, plus a message naming the offending pa
   bad_prompt_level        prompt_level outside b1-b4
   bad_base_name           base_name is not `<instance_id>__<level>[__attempt<N>]` with N == attempt
   duplicate_instance      two instances[] entries with one base_name
+  duplicate_result        two instances[] entries with one (instance_id, prompt_level, attempt) under two base
+                          names (`x__b1` and `x__b1__attempt1`): one result would count twice
   sandbox_policy          provenance.sandbox missing, its effective_mode not accepted, or `os` mode
                           without verification_status docker_container and an image_identity
   bad_result_json         a declared instance's result.json is not a JSON object (or nests too deeply, or has
@@ -1015,6 +1017,7 @@ def verify_bundle_stream(
 
     known = _as_lookup(known_instance_ids)
     seen: set[str] = set()
+    result_bases: dict[tuple[str, str, int], str] = {}
     entries: list[VerifiedEntry] = []
     incomplete: list[str] = []
     output_members: set[str] = set()
@@ -1024,6 +1027,11 @@ def verify_bundle_stream(
         if not isinstance(item, dict):
             raise BundleRejected("bad_manifest", "instances[]: every entry must be an object")
         base, instance_id, task_id, attempt = _check_identity(item, seen, known)
+        identity = (instance_id, item["prompt_level"], attempt)
+        if identity in result_bases:
+            raise BundleRejected("duplicate_result", f"{base}: the same result as {result_bases[identity]} "
+                                 f"({instance_id}, {identity[1]}, attempt {attempt}); list each result once")
+        result_bases[identity] = base
         for key in ("status", "agent_name"):
             if item.get(key) is not None and not isinstance(item[key], str):
                 raise BundleRejected("bad_manifest", f"{base}: '{key}' must be a string")

@@ -88,7 +88,11 @@ class SubmissionEntry(models.Model):
 
     class Meta:
         ordering = ["base_name"]
-        constraints = [models.UniqueConstraint(fields=["submission", "base_name"], name="unique_entry_per_run")]
+        # Two spellings of one base name (`x__b1`, `x__b1__attempt1`) name one result: the second
+        # constraint keeps it from counting twice whatever writes the rows.
+        constraints = [models.UniqueConstraint(fields=["submission", "base_name"], name="unique_entry_per_run"),
+                       models.UniqueConstraint(fields=["submission", "instance", "prompt_level", "attempt"],
+                                               name="unique_result_per_run")]
 
     def __str__(self) -> str:
         return self.base_name

@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 from .types import jsonable
 
@@ -38,6 +38,21 @@ def _prctl(option: int, value: int) -> None:
 def engine_process_seal() -> None:
     """Make this process non-dumpable (Linux): no ptrace or /proc/<pid>/fd access for its children."""
     _prctl(_PR_SET_DUMPABLE, 0)
+
+
+def private_stdout() -> TextIO:
+    """This process's stdout as a stream only it holds; fd 1 becomes a copy of stderr.
+
+    For a process that runs hostile code in children and reports on stdout (`asibench validate
+    --pre-submit` in the Portal's sandbox): the process is sealed first, the private copy is
+    close-on-exec, so no child inherits it or reaches it through /proc; whatever else writes to
+    fd 1 (this process's own prints, children that inherit fd 1) lands on stderr.
+    """
+    engine_process_seal()
+    sys.stdout.flush()
+    private = os.fdopen(os.dup(1), "w", encoding="utf-8")  # os.dup: not inheritable
+    os.dup2(2, 1)
+    return private
 
 
 def _crashed(message: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@ capture and a group kill; measure a scratch tree; lend a workdir to the sandbox 
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import os
 import resource
@@ -320,6 +321,33 @@ def tree_remove(root: Path) -> None:
     except OSError as exc:
         raise TreeRemovalError(f"could not remove a sandbox's working directory "
                             f"({exc.strerror or type(exc).__name__})") from None
+
+
+def tree_prune(root: Path, dir_names: Collection[str], file_patterns: Collection[str]) -> None:
+    """Remove below `root` every directory named in `dir_names`, with all it holds, and every other
+    entry whose name matches one of `file_patterns` (fnmatch), through directory descriptors like
+    `tree_remove`: the tree is hostile code's (an agent's workspace) and may be of any depth. A link
+    counts as itself and is never followed. Best effort: what cannot be read or removed stays."""
+    doomed: set[tuple[int, int]] = set()  # (st_dev, st_ino) of directories going with all they hold
+
+    def visit(fd: int, name: str, st: os.stat_result) -> None:
+        parent = os.fstat(fd)
+        inside = (parent.st_dev, parent.st_ino) in doomed
+        if stat.S_ISDIR(st.st_mode):
+            if inside or name in dir_names:
+                doomed.add((st.st_dev, st.st_ino))
+        elif inside or any(fnmatch.fnmatchcase(name, pattern) for pattern in file_patterns):
+            with suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=fd)
+
+    def leave(fd: int, name: str) -> None:
+        with suppress(OSError):
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if (st.st_dev, st.st_ino) in doomed:
+                os.rmdir(name, dir_fd=fd)
+
+    with suppress(OSError):
+        _tree_walk(root, visit, leave=leave, strict=False)
 
 
 @contextmanager

@@ -12,6 +12,7 @@ import pytest
 
 from scoring.engine import anonymised_task_id, declared_outputs, load_task
 from scoring.engine.digests import instance_dir_input_digest
+from scoring.sandbox.process import tree_remove
 from tests.cli.agent_runs import AGENTS, TASK_IDS, agent_run, cli, make_instances, snapshot, synthetic_instance
 from tests.support import REPO, cli_env, host_pids_with, wait_for
 
@@ -274,3 +275,81 @@ def test_the_agent_is_named_from_its_config(base: Path, tmp_path: Path) -> None:
     assert load(out / "run_metadata.json")["agent_config"]["agent_name"] == "naive-baseline"
     result = load(out / TASK_IDS[0] / f"{TASK_IDS[0]}__seed31415__b1.json")
     assert result["provenance"]["agent"]["agent_name"] == "naive-baseline"
+
+
+DEEP_AGENT = '''
+import os, sys
+keep = sys.argv[1]
+with open("out.txt", "w") as f:
+    f.write("done\\n")
+# A chain deeper than Python's recursion limit and far longer than PATH_MAX, with transients at the bottom.
+fd = os.open(".", os.O_RDONLY)
+for _ in range(1200):
+    os.mkdir("d" * 200, dir_fd=fd)
+    deeper = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = deeper
+os.mkdir("__pycache__", dir_fd=fd)
+os.close(os.open("__pycache__/x.pyc", os.O_CREAT | os.O_WRONLY, 0o600, dir_fd=fd))
+os.close(os.open("stale.pyc", os.O_CREAT | os.O_WRONLY, 0o600, dir_fd=fd))
+os.close(fd)
+# Transient names that are links to the user's own files: the links go, never what they point at.
+os.symlink(keep, "__pycache__")
+os.symlink(os.path.join(keep, "precious.pyc"), "stray.pyc")
+'''
+
+
+def test_an_agent_leaving_a_chain_deeper_than_path_max_is_recorded_and_cleaned_up(tmp_path: Path) -> None:
+    instances = tmp_path / "instances"
+    synthetic_instance(instances, "demo.deep", ["out.txt"])
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "precious.pyc").write_bytes(b"mine")
+    (keep / "notes.txt").write_text("mine")
+    agent = tmp_path / "deep_agent.py"
+    agent.write_text(DEEP_AGENT)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**cli_env(tmp_path / "home"), "TMPDIR": str(scratch)}
+    try:
+        done = cli(["run", "--instances-dir", str(instances), "--agent-cmd", f"python {agent} {keep}",
+                    "--prompt-levels", "b1", "--output-dir", str(tmp_path / "out")], env)
+        left = list(scratch.iterdir())
+    finally:
+        tree_remove(scratch)  # whatever the run left: deeper than pytest's own clean-up can remove
+    assert done.returncode == 0, done.stderr
+    result = load(tmp_path / "out" / "demo.deep" / "demo.deep__seed31415__b1.json")
+    assert result["status"] == "completed", result
+    assert (tmp_path / "out" / "demo.deep" / "demo.deep__seed31415__b1.outputs" / "out.txt").read_text() == "done\n"
+    assert left == []
+    assert sorted(p.name for p in keep.iterdir()) == ["notes.txt", "precious.pyc"]
+
+
+def test_a_kept_workspace_loses_its_transients_at_any_depth_and_never_what_a_link_points_at(tmp_path: Path) -> None:
+    instances = tmp_path / "instances"
+    synthetic_instance(instances, "demo.deepkeep", ["out.txt"])
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "precious.pyc").write_bytes(b"mine")
+    agent = tmp_path / "deep_agent.py"
+    agent.write_text(DEEP_AGENT)
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**cli_env(tmp_path / "home"), "TMPDIR": str(scratch)}
+    try:
+        done = cli(["run", "--instances-dir", str(instances), "--agent-cmd", f"python {agent} {keep}",
+                    "--prompt-levels", "b1", "--keep-workspaces", "--output-dir", str(out)], env)
+        assert done.returncode == 0, done.stderr
+        workspace = out / "instances" / "_workspaces" / "demo.deepkeep__seed31415" / "workspace_b1"
+        fd = os.open(workspace, os.O_RDONLY)
+        assert sorted(os.listdir(fd)) == sorted(["__pycache__", "d" * 200, "out.txt", "prompt.md", "task_info.json",
+                                                 "data"])  # the stray.pyc link went, the __pycache__ link stays
+        for _ in range(1200):
+            deeper = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = deeper
+        assert os.listdir(fd) == []
+        os.close(fd)
+    finally:
+        tree_remove(scratch)  # the chain is deeper than pytest's own clean-up can remove
+    assert sorted(p.name for p in keep.iterdir()) == ["precious.pyc"]

@@ -20,7 +20,8 @@ from tests.results_tree import LINUX_NS_SANDBOX, OS_SANDBOX, make_results, write
 
 IID = "math.roots_demo__seed42"
 KNOWN = {IID, "math.other__seed42"}
-DECLARED = {"math.roots_demo": ["roots.npy", "solve.py"], "math.other": ["a.npy"]}
+DECLARED = {"math.roots_demo": ["roots.npy", "solve.py"], "math.other": ["a.npy"],
+            "chemistry.counterpoise_cbs_energies": ["energies.json"]}  # tests/hostile_bundles.py's task
 B3, B3_RETRY, B4 = f"{IID}__b3", f"{IID}__b3__attempt2", f"{IID}__b4"
 
 
@@ -341,6 +342,13 @@ def test_it_refuses_a_bad_prompt_level(tmp_path: Path) -> None:
 def test_it_refuses_a_duplicate_base_name(bundle_dir: Path) -> None:
     refused(edit(bundle_dir, lambda m: (m["instances"].append(m["instances"][0]),
                                         m.update(instance_count=4))), "duplicate_instance")
+
+
+def test_it_refuses_one_result_under_two_base_names() -> None:
+    base = "chemistry.counterpoise_cbs_energies__seed42__b1"
+    refused(HOSTILE["one_result_under_two_base_names"][0](), "duplicate_result",
+            f"{base}__attempt1: the same result as {base} (chemistry.counterpoise_cbs_energies__seed42, b1, "
+            "attempt 1); list each result once", known=lambda iid: True)
 
 
 def test_it_refuses_a_base_name_that_does_not_match_the_attempt(tmp_path: Path) -> None:

@@ -168,3 +168,53 @@ def test_a_nul_in_the_validators_report_is_stored_as_a_replacement_character(sub
     assert "bad\ufffdbyte" in stored and "\x00" not in stored and "\\u0000" not in stored
     assert any("bad\ufffdbyte" in p for p in job.problems), job.problems
     assert Revision.objects.count() == 0
+
+
+FORGED_REPORT = json.dumps({"ok": True, "checks": [{"name": "static", "status": "pass", "summary": "forged pass",
+                                                    "details": []}], "warnings": []})
+# Every way the author's generator can print: at import and when it runs, on fd 1 itself, in an atexit hook,
+# from a child it leaves running, and through /proc into the validator's (and the sandbox init's) stdout.
+FORGER = f'''
+import atexit as _atexit, os as _os, subprocess as _subprocess, sys as _sys
+_FORGED = {FORGED_REPORT!r}
+
+
+def _forge():
+    print(_FORGED, flush=True)
+    _os.write(1, (_FORGED + "\\n").encode())
+    for pid in {{_os.getppid(), 1, 2}}:
+        try:
+            fd = _os.open(f"/proc/{{pid}}/fd/1", _os.O_WRONLY)
+            _os.write(fd, (_FORGED + "\\n").encode())
+            _os.close(fd)
+        except OSError:
+            pass
+
+
+_forge()
+if __name__ == "__main__":
+    _atexit.register(_forge)
+    _subprocess.Popen([_sys.executable, "-c", "import time; time.sleep(1); print(" + repr(_FORGED) + ")"],
+                      start_new_session=True)
+'''.encode()
+
+
+# docker is the deployed backend (docker-compose.yml): there the validator was reachable through /proc.
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
+def test_a_generator_printing_a_passing_report_cannot_pass_its_failing_validation(submitter, task_dir, sandbox):
+    files = task_files(task_dir)
+    # The real failure: the seed is ignored, so seed42 and seed31415 give the same references.
+    files["generate_gt.py"] = files["generate_gt.py"].replace(
+        b"from __future__ import annotations\n", b"from __future__ import annotations\n" + FORGER, 1).replace(
+        b'p["n"], p["seed"] = int(p["n"]), int(p["seed"])', b'p["n"], p["seed"] = 4, 7')
+    proposal = synced_draft(submitter.user, files)
+    job = services.proposal_submit(user=submitter.user, proposal_id=proposal.id)
+    worker = start_celery_worker(f"forged-{sandbox}", extra_env={"ASIBENCH_SANDBOX": sandbox})
+    try:
+        job = finished_job(job, timeout=300)
+    finally:
+        stop_celery_worker(worker)
+    assert job.status == "failed", job.problems
+    assert any(p.startswith("official_seeds:") and "byte-identical" in p for p in job.problems), job.problems
+    assert "forged pass" not in json.dumps([job.problems, job.report]), job.report
+    assert job.report["ok"] is False and Revision.objects.count() == 0
