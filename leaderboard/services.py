@@ -16,7 +16,14 @@ from django.utils import timezone
 
 from cli_client.formats.agent_label import shown_label
 from leaderboard.figures import COLUMNS, figures
-from leaderboard.models import IntegrityFlag, LeaderboardEntry, OutputFingerprint, ReviewAction, RunReview
+from leaderboard.models import (
+    IntegrityFlag,
+    LeaderboardEntry,
+    ModerationEvent,
+    OutputFingerprint,
+    ReviewAction,
+    RunReview,
+)
 from leaderboard.selectors import board_cache_invalidate
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
@@ -72,6 +79,17 @@ def _decide(submission: Submission, actor: User, state: str, **fields: Any) -> R
         submission=submission, defaults={"state": state, "decided_by": actor, "decided_at": timezone.now(), **fields}
     )
     return review
+
+
+def _moderation(submission: Submission, kind: str, reason: str, display_name: str, *,
+                before: float | None = None, after: float | None = None) -> None:
+    """One public moderation-log row (the maintainer is not named there)."""
+    ModerationEvent.objects.create(submission=submission, dataset_id=submission.dataset_id, kind=kind,
+                                   reason=reason, display_name=display_name, mean_before=before, mean_after=after)
+
+
+DEFAULT_PUBLISH_REASON = "Published after review."
+DEFAULT_RESCORE_REASON = "Rescored; the board shows the new scoring."
 
 
 # --- publish / unpublish -----------------------------------------------------------------------
@@ -136,8 +154,11 @@ def _refresh_current(configuration: dict[str, Any]) -> None:
     same.filter(id=newest, is_current=False).update(is_current=True)
 
 
-def review_publish(*, submission_id: Any, actor: User, display_name: str) -> LeaderboardEntry:
-    """Publish the run's latest complete scoring under `display_name`. Repeating it changes nothing."""
+def review_publish(*, submission_id: Any, actor: User, display_name: str, public_reason: str = "") -> LeaderboardEntry:
+    """Publish the run's latest complete scoring under `display_name`. Repeating it changes nothing.
+
+    The moderation log gets a public row: a rescore when a published run's score changes, else a publish;
+    `public_reason` (or a default) says why."""
     _require_maintainer(actor)
     name = " ".join((display_name or "").split())
     if not name:
@@ -156,6 +177,7 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str) -> Lea
         existing = LeaderboardEntry.objects.filter(submission=submission).first()
         if existing and existing.scoring_run_id == scoring.id and existing.display_name == name:
             return existing  # pressed twice: same result as once, one audit row
+        before = existing.mean if existing else None
         row = {"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name,
                "owner_id": submission.owner_id, "agent": submission.agent, "model": submission.model,
                "effort": submission.effort, "sandbox": submission.sandbox, "published_at": timezone.now(),
@@ -167,6 +189,13 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str) -> Lea
         _refresh_current(configuration_of(submission))
         _decide(submission, actor, RunReview.State.PUBLISHED, display_name=name, reason="")
         _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring)
+        why = " ".join((public_reason or "").split())
+        if existing is not None and existing.mean != entry.mean:
+            _moderation(submission, ModerationEvent.Kind.RESCORE, why or DEFAULT_RESCORE_REASON, name,
+                        before=before, after=entry.mean)
+        else:
+            _moderation(submission, ModerationEvent.Kind.PUBLISH, why or DEFAULT_PUBLISH_REASON, name,
+                        before=before, after=entry.mean)
         transaction.on_commit(board_cache_invalidate)
         transaction.on_commit(lambda: owner_notify(submission_id=submission.id, kind="published"))
     entry.refresh_from_db()
@@ -187,6 +216,7 @@ def review_unpublish(*, submission_id: Any, actor: User, reason: str) -> RunRevi
             raise Conflict("This run is not published.", code="not_published")
         configuration = configuration_of(entry)
         number = entry.scoring_run.number
+        _moderation(submission, ModerationEvent.Kind.UNPUBLISH, why, entry.display_name, before=entry.mean)
         entry.delete()
         _refresh_current(configuration)
         review = _decide(submission, actor, RunReview.State.UNPUBLISHED, reason=why)
@@ -216,6 +246,10 @@ def review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
             return current
         review = _decide(submission, actor, RunReview.State.REJECTED, reason=why)
         _log(submission, actor, ReviewAction.Kind.REJECT, reason=why, scoring=scoring_run_latest(submission.id))
+        published = (ModerationEvent.objects.filter(submission=submission).exclude(display_name="")
+                     .order_by("-created_at", "-id").first())
+        if published is not None:  # once on the board: the public learns why it will not return
+            _moderation(submission, ModerationEvent.Kind.REJECT, why, published.display_name)
         transaction.on_commit(lambda: owner_notify(submission_id=submission.id, kind="rejected"))
     return review
 

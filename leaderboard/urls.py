@@ -6,6 +6,7 @@ urlpatterns = [
     path("", views.board, name="leaderboard"),
     path("export.csv", views.board_csv, name="leaderboard-csv"),
     path("entries/<int:entry_id>/", views.entry_detail, name="leaderboard-entry"),
+    path("moderation", views.moderation, name="leaderboard-moderation"),
     path("review/", views.review_queue, name="review-queue"),
     path("review/<uuid:submission_id>/", views.review_detail, name="review-detail"),
     path("review/<uuid:submission_id>/publish", views.review_publish, name="review-publish"),

@@ -95,6 +95,14 @@ def entry_detail(request: HttpRequest, entry_id: int) -> HttpResponse:
                                                              "levels": LEVELS})
 
 
+MODERATION_PAGE_SIZE = 50
+
+
+def moderation(request: HttpRequest) -> HttpResponse:
+    page = Paginator(selectors.moderation_log(), MODERATION_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "leaderboard/moderation.html", {"page": page, "events": page.object_list})
+
+
 # --- review (maintainers) -----------------------------------------------------------------------
 
 @maintainer_only
@@ -132,7 +140,7 @@ def _act(request: HttpRequest, submission_id: str, action: Callable[..., Any], d
 @require_POST
 def review_publish(request: HttpRequest, submission_id: str) -> HttpResponse:
     return _act(request, submission_id, services.review_publish, "Published on the leaderboard.",
-                display_name=request.POST.get("display_name", ""))
+                display_name=request.POST.get("display_name", ""), public_reason=request.POST.get("public_reason", ""))
 
 
 @maintainer_only

@@ -364,6 +364,11 @@ BUNDLE_MAX_UNCOMPRESSED_BYTES = env_int("ASIBENCH_BUNDLE_MAX_UNCOMPRESSED_BYTES"
 BUNDLE_MAX_MEMBERS = env_int("ASIBENCH_BUNDLE_MAX_MEMBERS", 20000, minimum=1)
 BUNDLE_MAX_RATIO = float(env_int("ASIBENCH_BUNDLE_MAX_RATIO", 100, minimum=2))
 DRAFT_TTL_HOURS = env_int("ASIBENCH_DRAFT_TTL_HOURS", 168, minimum=1)
+# Reviewers' evidence and conformance flags (portal.submissions.evidence, .conformance).
+EVIDENCE_LOG_TAIL_CHARS = env_int("ASIBENCH_EVIDENCE_LOG_TAIL_CHARS", 16_000, minimum=1_000)
+ASIBENCH_CLIENT_VERSIONS = env_list("ASIBENCH_CLIENT_VERSIONS", "0.2.0")
+PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
+PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)
 # Scoring is an oracle on private references: per-user confirms in any 24 hours, and results
 # (instance x level x attempt) scored from one bundle. A full seed42 run is tasks x 4 levels.
 CONFIRMS_PER_DAY_LIMIT = env_int("ASIBENCH_CONFIRMS_PER_DAY", 5, minimum=1)

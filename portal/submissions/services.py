@@ -28,6 +28,7 @@ from portal.submissions.bundle_verify import (
     VerifiedEntry,
     verify_bundle_stream,
 )
+from portal.submissions.conformance import conformance_flags
 from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.scoring_tasks import score_submission
 from scoring.engine.taskdef import PROMPT_LEVELS
@@ -57,6 +58,7 @@ def bundle_limits() -> BundleLimits:
         max_uncompressed_bytes=settings.BUNDLE_MAX_UNCOMPRESSED_BYTES,
         max_members=settings.BUNDLE_MAX_MEMBERS,
         max_ratio=settings.BUNDLE_MAX_RATIO,
+        evidence_log_tail_chars=settings.EVIDENCE_LOG_TAIL_CHARS,
     )
 
 
@@ -174,6 +176,7 @@ def _draft_create(
     user: User, dataset: Dataset, bundle: VerifiedBundle, archive_path: Path, filename: str
 ) -> Submission:
     incomplete, report = _completeness(bundle, dataset)
+    described = _describe_agent(bundle)
     submission = Submission(
         owner=user,
         dataset=dataset,
@@ -187,7 +190,8 @@ def _draft_create(
         incomplete_instances=incomplete,
         report=report,
         expires_at=timezone.now() + timedelta(hours=settings.DRAFT_TTL_HOURS),
-        **_describe_agent(bundle),
+        conformance=conformance_flags(bundle, dataset, {"owner": user, "dataset": dataset, **described}),
+        **described,
     )
     instances = {
         i.instance_id: i
@@ -223,6 +227,7 @@ def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> 
         missing_outputs=entry.missing_outputs,
         timed_out_with_outputs=entry.timed_out_with_outputs,
         provenance=entry.provenance,
+        evidence=entry.evidence,
     )
 
 
