@@ -254,6 +254,13 @@ def _blocks(event: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
+def _edit_summary(tool: str, args: dict[str, Any]) -> str | None:
+    old, new = str(args.get("old_string") or ""), str(args.get("new_string") or "")
+    if tool != "Edit" or not old or not new:
+        return None
+    return "'{}' → '{}'".format(old[:50].replace("\n", "\\n"), new[:50].replace("\n", "\\n"))
+
+
 def trajectory_record(jsonl: str) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """`trajectory_summary` and `file_versions` of a Claude-Code-style JSONL trajectory (the schema the
     official client reads from `_trajectory.jsonl` by default): assistant text blocks are turns, tool_use
@@ -279,7 +286,8 @@ def trajectory_record(jsonl: str) -> tuple[dict[str, Any], dict[str, list[dict[s
                 calls += 1
                 tools[name] = tools.get(name, 0) + 1
                 names[str(block.get("id") or "")] = name
-                args = block.get("input") if isinstance(block.get("input"), dict) else {}
+                raw = block.get("input")
+                args: dict[str, Any] = raw if isinstance(raw, dict) else {}
                 path = str(args.get("file_path") or args.get("notebook_path") or args.get("path") or "")
                 if name in _EDIT_TOOLS and path:
                     modified.add(path)
@@ -292,7 +300,9 @@ def trajectory_record(jsonl: str) -> tuple[dict[str, Any], dict[str, list[dict[s
                                         "action": {"Write": "write", "Edit": "edit"}.get(name, "notebook_edit"),
                                         "step_index": step, "timestamp_ms": stamp,
                                         "content_hash": _short_hash(text.encode("utf-8", "replace")),
-                                        "content_length": len(text), "diff_summary": None})
+                                        # an edit's length is its new text's, as upstream records it
+                                        "content_length": len(str(args.get("new_string", ""))) if name == "Edit"
+                                        else len(text), "diff_summary": _edit_summary(name, args)})
             elif kind == "user" and btype == "tool_result":
                 if names.get(str(block.get("tool_use_id") or "")) in _SHELL_TOOLS:
                     executions += 1

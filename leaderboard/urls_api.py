@@ -3,7 +3,4 @@ from django.urls import path
 from leaderboard import apis
 
 # Included at "api/v1/leaderboard": no trailing slash, the client must never be redirected.
-urlpatterns = [
-    path("", apis.LeaderboardApi.as_view(), name="api-leaderboard"),
-    path("/moderation", apis.ModerationLogApi.as_view(), name="api-leaderboard-moderation"),
-]
+urlpatterns = [path("", apis.LeaderboardApi.as_view(), name="api-leaderboard")]

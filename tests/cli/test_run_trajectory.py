@@ -66,7 +66,8 @@ def test_the_agents_trajectory_becomes_the_official_summary_and_file_history(tmp
         {"version": 1, "action": "write", "step_index": 0, "timestamp_ms": 1500,
          "content_hash": hashlib.sha256(b"G = 6.67\n").hexdigest()[:16], "content_length": 9, "diff_summary": None},
         {"version": 2, "action": "edit", "step_index": 4, "timestamp_ms": None,
-         "content_hash": hashlib.sha256(b"6.67|6.674").hexdigest()[:16], "content_length": 5, "diff_summary": None},
+         "content_hash": hashlib.sha256(b"6.67|6.674").hexdigest()[:16], "content_length": 5,
+         "diff_summary": "'6.67' → '6.674'"},
         {"version": 3, "action": "final", "step_index": None, "timestamp_ms": None, "content_hash": final[:16],
          "content_length": 10, "diff_summary": None}]}
 
