@@ -178,6 +178,7 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str, public
         if existing and existing.scoring_run_id == scoring.id and existing.display_name == name:
             return existing  # pressed twice: same result as once, one audit row
         before = existing.mean if existing else None
+        scores_before = [getattr(existing, column) for column in COLUMNS] if existing else None
         row = {"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name,
                "owner_id": submission.owner_id, "agent": submission.agent, "model": submission.model,
                "effort": submission.effort, "sandbox": submission.sandbox, "published_at": timezone.now(),
@@ -190,7 +191,7 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str, public
         _decide(submission, actor, RunReview.State.PUBLISHED, display_name=name, reason="")
         _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring)
         why = " ".join((public_reason or "").split())
-        if existing is not None and existing.mean != entry.mean:
+        if scores_before is not None and scores_before != [getattr(entry, column) for column in COLUMNS]:
             _moderation(submission, ModerationEvent.Kind.RESCORE, why or DEFAULT_RESCORE_REASON, name,
                         before=before, after=entry.mean)
         else:
