@@ -10,6 +10,7 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -27,7 +28,7 @@ from leaderboard.models import (
 from leaderboard.selectors import board_cache_invalidate
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
-from portal.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from portal.errors import Conflict, NotFound, PermissionDenied, PortalError, ValidationFailed
 from portal.mail import mail_send
 from portal.public_urls import public_url
 from portal.submissions.models import Submission, SubmissionEntry
@@ -441,3 +442,48 @@ def owner_notify_scored(scoring_run_id: int) -> None:
     submission_id = ScoringRun.objects.filter(id=scoring_run_id).values_list("submission_id", flat=True).first()
     if submission_id is not None:
         owner_notify(submission_id=submission_id, kind="scored")
+
+
+# --- bulk review ------------------------------------------------------------------------------
+
+BULK_ACTIONS = ("publish", "reject", "rescore")
+MAX_BULK = 100
+
+
+def review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: str = "") -> dict[str, Any]:
+    """Apply one action to several runs, each through its own service call (its own transaction, audit
+    row and e-mail), so one refused run does not stop the others. Publish uses each run's suggested name
+    (or the name it was published under before); reject needs the one reason, given to every owner;
+    `reason` is the public reason of a publish and the note of a rescore.
+
+    Returns {"done": [ids], "refused": [(id, message)]}."""
+    _require_maintainer(actor)
+    if action not in BULK_ACTIONS:
+        raise ValidationFailed(f"Unknown bulk action {action!r}; use {', '.join(BULK_ACTIONS)}.", code="bad_action")
+    ids = list(dict.fromkeys(str(i) for i in submission_ids))
+    if not ids:
+        raise ValidationFailed("Select at least one run.", code="nothing_selected")
+    if len(ids) > MAX_BULK:
+        raise ValidationFailed(f"Select at most {MAX_BULK} runs at once.", code="too_many")
+    if action == "reject" and not (reason or "").strip():
+        raise ValidationFailed("A rejection needs a reason; every owner will read it.", code="reason_required")
+    done: list[str] = []
+    refused: list[tuple[str, str]] = []
+    for submission_id in ids:
+        try:
+            if action == "publish":
+                run = Submission.objects.filter(id=submission_id).select_related("review").first()
+                if run is None:
+                    raise NotFound("No such run.")
+                earlier = getattr(run, "review", None)
+                name = (earlier.display_name if earlier and earlier.display_name else suggested_display_name(run))
+                review_publish(submission_id=submission_id, actor=actor, display_name=name, public_reason=reason)
+            elif action == "reject":
+                review_reject(submission_id=submission_id, actor=actor, reason=reason)
+            else:
+                review_rescore(submission_id=submission_id, actor=actor, reason=reason)
+        except (PortalError, DjangoValidationError) as exc:
+            refused.append((submission_id, getattr(exc, "detail", None) or str(exc)))
+        else:
+            done.append(submission_id)
+    return {"done": done, "refused": refused}

@@ -8,6 +8,7 @@ urlpatterns = [
     path("entries/<int:entry_id>/", views.entry_detail, name="leaderboard-entry"),
     path("moderation", views.moderation, name="leaderboard-moderation"),
     path("review/", views.review_queue, name="review-queue"),
+    path("review/bulk", views.review_bulk, name="review-bulk"),
     path("review/<uuid:submission_id>/", views.review_detail, name="review-detail"),
     path("review/<uuid:submission_id>/publish", views.review_publish, name="review-publish"),
     path("review/<uuid:submission_id>/reject", views.review_reject, name="review-reject"),
