@@ -97,7 +97,8 @@ def test_owner_and_maintainer_see_what_the_agent_did_others_see_nothing(
     ours_b3 = page.locator("[data-testid='evidence-math.task_1__seed42__b3']")
     ours_b3.locator("summary").click()
     assert "2 turns, 1 tool call" in ours_b3.locator("summary").inner_text()
-    assert "<img src=x onerror=alert(1)> our-agent-says-hello" in ours_b3.locator("[data-testid=evidence-log]").inner_text()
+    our_log = ours_b3.locator("[data-testid=evidence-log]").inner_text()
+    assert "<img src=x onerror=alert(1)> our-agent-says-hello" in our_log
     assert "final" in ours_b3.locator("[data-testid=evidence-file-versions]").inner_text()
     assert page.locator("img[src=x]").count() == 0 and dialogs == []
 
