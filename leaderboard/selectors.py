@@ -259,6 +259,7 @@ def queue_row(submission: Submission) -> dict[str, Any]:
         "tasks_covered": report.get("tasks_covered"), "tasks_in_dataset": report.get("tasks_in_dataset"),
         "incomplete": len(submission.incomplete_instances or []),
         "flag_count": submission.flag_count or 0,  # type: ignore[attr-defined]
+        "conformance": [c.get("kind") for c in submission.conformance or []],
         "confirmed_attempts": submission.confirmed_attempts,  # type: ignore[attr-defined]
     }
 

@@ -28,6 +28,10 @@ def test_the_queue_offers_a_checkbox_per_run(runs, maintainer, client):
     client.force_login(maintainer.user)
     page = client.get("/leaderboard/review/").content.decode()
     assert all(f'data-testid="select-{r.id}"' in page for r in runs) and 'data-testid="bulk-submit"' in page
+    assert 'data-testid="queue-conformance"' not in page
+    Submission.objects.filter(id=runs[0].id).update(conformance=[{"kind": "timeout", "detail": "600 s"}])
+    page = client.get("/leaderboard/review/").content.decode()
+    assert page.count('data-testid="queue-conformance">timeout<') == 1
 
 
 def test_bulk_publish_publishes_each_under_its_suggested_name_with_its_own_audit_row(runs, maintainer, client):
