@@ -11,7 +11,9 @@ Three stages overlap on separate threads, because hashlib, zlib and file writes 
   caller    tar headers, member rules, sha256 per file      (member, per-file and size caps)
 Every cap is checked before the bytes that would cross it are accepted, so a violation stops the
 upload at that point. Scores the submitter wrote into result.json (`final_score`, `score_results`)
-are never read.
+are never read. What the agent did (`agent_output.log`, `trajectory_summary`, `file_versions`, status,
+timings, and `timeout_seconds` from a small framework_task_info.json) is kept per entry as
+`evidence`, cut and cleaned by portal.submissions.evidence; it never refuses a bundle.
 
 Reason codes of `BundleRejected` (`code`, plus a message naming the offending path or field):
 
