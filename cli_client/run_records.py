@@ -7,8 +7,10 @@ become `<redacted>`, known host paths become placeholders, other absolute paths 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
+import math
 import os
 import platform
 import re
@@ -213,3 +215,115 @@ def produced_log(stdout: str, stderr: str, returncode: int | None) -> str:
 def split_outputs(names: Iterable[str]) -> tuple[list[str], list[str]]:
     names = list(names)
     return [n for n in names if n.endswith(".py")], [n for n in names if not n.endswith(".py")]
+
+
+# --- what the agent did (contract §5.4 `trajectory_summary`, `file_versions`; §5.8 `_trajectory.jsonl`) ---
+
+TRAJECTORY_FILE = "_trajectory.jsonl"
+LOG_TAIL_CHARS = 1 << 20
+"""Of stdout and of stderr each, in `agent_output.log`: the sidecar files keep everything, and a
+result.json over the Portal's per-file cap (8 MiB) would refuse the whole bundle."""
+_EDIT_TOOLS = ("Write", "Edit", "NotebookEdit", "write", "edit", "patch")
+_SHELL_TOOLS = ("Bash", "command_execution", "shell", "bash")
+
+
+def log_tail(text: str) -> str:
+    if len(text) <= LOG_TAIL_CHARS:
+        return text
+    return f"[… {len(text) - LOG_TAIL_CHARS} earlier characters are in the raw log file]\n" + text[-LOG_TAIL_CHARS:]
+
+
+def _short_hash(data: bytes) -> str:
+    # 16 hex characters, as the official client's file history records them.
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _events(jsonl: str) -> Iterable[tuple[int, dict[str, Any]]]:
+    for step, line in enumerate(line for line in jsonl.splitlines() if line.strip()):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            yield step, event
+
+
+def _blocks(event: dict[str, Any]) -> list[dict[str, Any]]:
+    message = event.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _edit_summary(tool: str, args: dict[str, Any]) -> str | None:
+    old, new = str(args.get("old_string") or ""), str(args.get("new_string") or "")
+    if tool != "Edit" or not old or not new:
+        return None
+    return "'{}' → '{}'".format(old[:50].replace("\n", "\\n"), new[:50].replace("\n", "\\n"))
+
+
+def trajectory_record(jsonl: str) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """`trajectory_summary` and `file_versions` of a Claude-Code-style JSONL trajectory (the schema the
+    official client reads from `_trajectory.jsonl` by default): assistant text blocks are turns, tool_use
+    blocks tool calls, shell tool results code executions; Write/Edit/NotebookEdit inputs file versions."""
+    turns = calls = thinking = executions = failures = 0
+    tools: dict[str, int] = {}
+    modified: set[str] = set()
+    names: dict[str, str] = {}
+    versions: dict[str, list[dict[str, Any]]] = {}
+    for step, event in _events(jsonl):
+        kind = event.get("type")
+        timestamp = event.get("timestamp")
+        stamp = (int(timestamp * 1000) if isinstance(timestamp, (int, float)) and math.isfinite(timestamp)
+                 and abs(timestamp) < 1e15 else None)
+        for block in _blocks(event):
+            btype = block.get("type")
+            if kind == "assistant" and btype == "text":
+                turns += 1
+            elif kind == "assistant" and btype == "thinking":
+                thinking += len(str(block.get("thinking", "")))
+            elif kind == "assistant" and btype == "tool_use":
+                name = str(block.get("name") or "unknown")
+                calls += 1
+                tools[name] = tools.get(name, 0) + 1
+                names[str(block.get("id") or "")] = name
+                raw = block.get("input")
+                args: dict[str, Any] = raw if isinstance(raw, dict) else {}
+                path = str(args.get("file_path") or args.get("notebook_path") or args.get("path") or "")
+                if name in _EDIT_TOOLS and path:
+                    modified.add(path)
+                    if name in ("Write", "Edit", "NotebookEdit"):
+                        text = (str(args.get("content", "")) if name == "Write" else
+                                f"{args.get('old_string', '')}|{args.get('new_string', '')}" if name == "Edit" else
+                                str(args.get("new_source", args.get("content", ""))))
+                        history = versions.setdefault(path, [])
+                        history.append({"version": len(history) + 1,
+                                        "action": {"Write": "write", "Edit": "edit"}.get(name, "notebook_edit"),
+                                        "step_index": step, "timestamp_ms": stamp,
+                                        "content_hash": _short_hash(text.encode("utf-8", "replace")),
+                                        # an edit's length is its new text's, as upstream records it
+                                        "content_length": len(str(args.get("new_string", ""))) if name == "Edit"
+                                        else len(text), "diff_summary": _edit_summary(name, args)})
+            elif kind == "user" and btype == "tool_result":
+                if names.get(str(block.get("tool_use_id") or "")) in _SHELL_TOOLS:
+                    executions += 1
+                    failures += bool(block.get("is_error"))
+    summary = {"total_turns": turns, "total_tool_calls": calls, "tool_call_distribution": tools,
+               "thinking_total_chars": thinking, "total_code_executions": executions,
+               "code_execution_failures": failures, "unique_files_modified": sorted(modified)}
+    return summary, versions
+
+
+def final_output_versions(persisted: dict[str, Any] | None,
+                          history: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """`history` plus, per persisted declared output, one `final` version with the hash of the bytes the
+    agent left: the runner sees the workspace only once the agent has finished, so that is the one
+    version it observes itself (earlier ones come only from the agent's own trajectory)."""
+    out = {path: list(versions) for path, versions in history.items()}
+    for entry in (persisted or {}).get("files") or []:
+        if entry.get("missing") or not entry.get("sha256"):
+            continue
+        versions = out.setdefault(str(entry["path"]), [])
+        versions.append({"version": len(versions) + 1, "action": "final", "step_index": None, "timestamp_ms": None,
+                         "content_hash": str(entry["sha256"])[:16], "content_length": entry.get("bytes"),
+                         "diff_summary": None})
+    return out

@@ -21,6 +21,7 @@ from typing import Any
 from cli_client import run_records as records
 from cli_client.agent_exec import (
     OS_NETWORKS,
+    OUTPUT_CAP,
     AgentRun,
     linux_ns_mounts,
     os_image_identity,
@@ -402,6 +403,23 @@ class Runner:
             shutil.rmtree(link)
         link.symlink_to(workspace)
 
+    @staticmethod
+    def trajectory(workspace: Path) -> tuple[dict[str, Any] | None, dict[str, list[dict[str, Any]]]]:
+        """The summary and file history of the `_trajectory.jsonl` the agent left (contract §5.8), if any.
+        A link or an oversized file is not read: the agent controls the workspace."""
+        path = workspace / records.TRAJECTORY_FILE
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > OUTPUT_CAP:
+            return None, {}
+        summary, history = records.trajectory_record(path.read_text(encoding="utf-8", errors="replace"))
+        # Paths inside the workspace become the relative names the task declares, so a file's history
+        # and the final version the runner observes share one key.
+        prefixes = tuple(f"{p}/" for p in {str(workspace), str(workspace.resolve())})
+        merged: dict[str, list[dict[str, Any]]] = {}
+        for name, versions in history.items():
+            rel = next((name[len(p):] for p in prefixes if name.startswith(p)), name)
+            merged.setdefault(rel, []).extend(versions)
+        return summary, merged
+
     def write_result(self, item: WorkItem, workspace: Path, run: AgentRun, recorded: list[str]) -> dict[str, Any]:
         task_out = self.out / item.instance.task_id
         task_out.mkdir(parents=True, exist_ok=True)
@@ -419,7 +437,7 @@ class Runner:
         else:
             status = "failed"
             error = f"{records.ADAPTER_CLASS} exited with code {run.returncode}"
-        log = records.produced_log(stdout, stderr, run.returncode)
+        log = records.produced_log(records.log_tail(stdout), records.log_tail(stderr), run.returncode)
         if run.timed_out or run.error:
             log = f"{error}\n\n{log}" if log else str(error)
         code_files, data_files = records.split_outputs(recorded)
@@ -446,6 +464,12 @@ class Runner:
         persisted = persist_outputs(workspace, recorded, task_out, item.stem)
         if persisted is not None:
             agent_output["persisted_outputs"] = persisted
+        summary, history = self.trajectory(workspace)
+        if summary is not None:
+            agent_output["trajectory_summary"] = sanitizer.value(summary)
+        versions = records.final_output_versions(persisted, history)
+        if versions:
+            agent_output["file_versions"] = {sanitizer.text(path): v for path, v in versions.items()}
 
         provenance: dict[str, Any] = {"agent": self.agent_provenance, "sandbox": self.sandbox_provenance}
         # Ties these outputs to the inputs they were made from; the Portal compares it with its own.

@@ -56,3 +56,19 @@ class LeaderboardApi(APIView):
         })
         body = head[:-1] + b',"rows":[' + b",".join(rows[offset:offset + limit]) + b"]}"
         return HttpResponse(body, content_type="application/json")
+
+
+class ModerationLogApi(APIView):
+    """The public moderation log as JSON, newest first (the same rows as /leaderboard/moderation)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(parameters=[OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+                   responses={200: dict})
+    def get(self, request: Request) -> HttpResponse:
+        limit, offset = _page_bounds(request.query_params)
+        events = selectors.moderation_log()
+        body = {"count": events.count(), "limit": limit, "offset": offset,
+                "events": [selectors.moderation_public(e) for e in events[offset:offset + limit]]}
+        return HttpResponse(JSONRenderer().render(body), content_type="application/json")

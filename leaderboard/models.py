@@ -145,3 +145,26 @@ class LeaderboardEntry(models.Model):
 
     def __str__(self) -> str:
         return self.display_name
+
+
+class ModerationEvent(models.Model):
+    """The public moderation log: every change a maintainer made to what the board shows, with a public
+    reason. Rows are never changed. The maintainer is not named: the log is public."""
+
+    class Kind(models.TextChoices):
+        PUBLISH = "publish", "published"
+        UNPUBLISH = "unpublish", "unpublished"
+        REJECT = "reject", "rejected after publication"
+        RESCORE = "rescore", "rescored (published score changed)"
+
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey("scoring.Dataset", on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    display_name = models.CharField(max_length=120)  # the board name at the time
+    reason = models.TextField()
+    mean_before = models.FloatField(null=True)
+    mean_after = models.FloatField(null=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]

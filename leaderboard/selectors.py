@@ -14,11 +14,17 @@ from django.core.cache import cache
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, figures
-from leaderboard.models import IntegrityFlag, LeaderboardEntry, ReviewAction, RunReview
+from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
 from leaderboard.stats import Interval, rank_with_ties
 from portal.errors import NotFound, ValidationFailed
 from portal.submissions.models import Submission
-from portal.submissions.selectors import configuration_of, confirmed_attempts, confirmed_attempts_of, inputs_mismatched
+from portal.submissions.selectors import (
+    agent_evidence_summary,
+    configuration_of,
+    confirmed_attempts,
+    confirmed_attempts_of,
+    inputs_mismatched,
+)
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 
 GENERATION_KEY = "leaderboard:generation"
@@ -198,7 +204,24 @@ def entry_public_detail(entry: LeaderboardEntry) -> dict[str, Any]:
     tasks = [{"task_id": t, "domain": t.split(".", 1)[0], "mean": v.get("mean"),
               "levels": [v.get("levels", {}).get(lv) for lv in LEVELS]} for t, v in sorted(entry.tasks.items())]
     return {"entry": entry, "domains": domain_breakdown(entry.tasks), "tasks": tasks,
-            "provenance": entry.provenance, "overall": figures(entry.tasks)}
+            "provenance": entry.provenance, "overall": figures(entry.tasks),
+            "moderation": list(moderation_log().filter(submission_id=entry.submission_id))}
+
+
+# --- the public moderation log ------------------------------------------------------------------
+
+def moderation_log() -> QuerySet[ModerationEvent]:
+    """Every publish, unpublish, rejection after publication and score-changing rescore, newest first,
+    with the board entry's id while the run is on the board. Public: no maintainer, no owner."""
+    entry = LeaderboardEntry.objects.filter(submission_id=OuterRef("submission_id")).values("id")[:1]
+    return ModerationEvent.objects.annotate(entry_id=Subquery(entry)).order_by("-created_at", "-id")
+
+
+def moderation_public(event: ModerationEvent) -> dict[str, Any]:
+    return {"at": event.created_at.isoformat(), "kind": event.kind, "what": event.get_kind_display(),
+            "run": event.display_name, "dataset": event.dataset_id, "reason": event.reason,
+            "mean_before": event.mean_before, "mean_after": event.mean_after,
+            "entry_id": event.entry_id}  # type: ignore[attr-defined]
 
 
 # --- the review side (maintainers only; callers check the role) -------------------------------
@@ -237,6 +260,7 @@ def queue_row(submission: Submission) -> dict[str, Any]:
         "tasks_covered": report.get("tasks_covered"), "tasks_in_dataset": report.get("tasks_in_dataset"),
         "incomplete": len(submission.incomplete_instances or []),
         "flag_count": submission.flag_count or 0,  # type: ignore[attr-defined]
+        "conformance": [c.get("kind") for c in submission.conformance or []],
         "confirmed_attempts": submission.confirmed_attempts,  # type: ignore[attr-defined]
     }
 
@@ -271,6 +295,8 @@ def review_detail(submission: Submission) -> dict[str, Any]:
         "republish": entry is not None and current is not None and entry.scoring_run_id != current.id,
         "replaces": publish_replaces(submission),
         "inputs_mismatched": inputs_mismatched(submission.report or {}),
+        "conformance": submission.conformance or [],
+        "evidence": agent_evidence_summary(submission),
     }
 
 

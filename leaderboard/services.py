@@ -10,17 +10,25 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from cli_client.formats.agent_label import shown_label
 from leaderboard.figures import COLUMNS, figures
-from leaderboard.models import IntegrityFlag, LeaderboardEntry, OutputFingerprint, ReviewAction, RunReview
+from leaderboard.models import (
+    IntegrityFlag,
+    LeaderboardEntry,
+    ModerationEvent,
+    OutputFingerprint,
+    ReviewAction,
+    RunReview,
+)
 from leaderboard.selectors import board_cache_invalidate
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
-from portal.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from portal.errors import Conflict, NotFound, PermissionDenied, PortalError, ValidationFailed
 from portal.mail import mail_send
 from portal.public_urls import public_url
 from portal.submissions.models import Submission, SubmissionEntry
@@ -72,6 +80,17 @@ def _decide(submission: Submission, actor: User, state: str, **fields: Any) -> R
         submission=submission, defaults={"state": state, "decided_by": actor, "decided_at": timezone.now(), **fields}
     )
     return review
+
+
+def _moderation(submission: Submission, kind: str, reason: str, display_name: str, *,
+                before: float | None = None, after: float | None = None) -> None:
+    """One public moderation-log row (the maintainer is not named there)."""
+    ModerationEvent.objects.create(submission=submission, dataset_id=submission.dataset_id, kind=kind,
+                                   reason=reason, display_name=display_name, mean_before=before, mean_after=after)
+
+
+DEFAULT_PUBLISH_REASON = "Published after review."
+DEFAULT_RESCORE_REASON = "Rescored; the board shows the new scoring."
 
 
 # --- publish / unpublish -----------------------------------------------------------------------
@@ -136,13 +155,14 @@ def _refresh_current(configuration: dict[str, Any]) -> None:
     same.filter(id=newest, is_current=False).update(is_current=True)
 
 
-def review_publish(*, submission_id: Any, actor: User, display_name: str,
+def review_publish(*, submission_id: Any, actor: User, display_name: str, public_reason: str = "",
                    override_inputs_mismatch: bool = False) -> LeaderboardEntry:
     """Publish the run's latest complete scoring under `display_name`. Repeating it changes nothing.
 
     A run whose results were made from other inputs than ours is published only with
-    `override_inputs_mismatch`, and the override is written to the audit log.
-    """
+    `override_inputs_mismatch`, and the override is written to the audit log. The moderation log gets
+    a public row: a rescore when a published run's score changes, else a publish; `public_reason`
+    (or a default) says why."""
     _require_maintainer(actor)
     name = " ".join((display_name or "").split())
     if not name:
@@ -166,6 +186,8 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str,
         existing = LeaderboardEntry.objects.filter(submission=submission).first()
         if existing and existing.scoring_run_id == scoring.id and existing.display_name == name:
             return existing  # pressed twice: same result as once, one audit row
+        before = existing.mean if existing else None
+        scores_before = [getattr(existing, column) for column in COLUMNS] if existing else None
         row = {"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name,
                "owner_id": submission.owner_id, "agent": submission.agent, "model": submission.model,
                "effort": submission.effort, "sandbox": submission.sandbox, "published_at": timezone.now(),
@@ -179,6 +201,13 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str,
         override = (f"published despite mismatched inputs ({', '.join(mismatched[:5])})"
                     if mismatched else "")
         _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring, reason=override)
+        why = " ".join((public_reason or "").split())
+        if scores_before is not None and scores_before != [getattr(entry, column) for column in COLUMNS]:
+            _moderation(submission, ModerationEvent.Kind.RESCORE, why or DEFAULT_RESCORE_REASON, name,
+                        before=before, after=entry.mean)
+        else:
+            _moderation(submission, ModerationEvent.Kind.PUBLISH, why or DEFAULT_PUBLISH_REASON, name,
+                        before=before, after=entry.mean)
         transaction.on_commit(board_cache_invalidate)
         transaction.on_commit(lambda: owner_notify(submission_id=submission.id, kind="published"))
     entry.refresh_from_db()
@@ -199,6 +228,7 @@ def review_unpublish(*, submission_id: Any, actor: User, reason: str) -> RunRevi
             raise Conflict("This run is not published.", code="not_published")
         configuration = configuration_of(entry)
         number = entry.scoring_run.number
+        _moderation(submission, ModerationEvent.Kind.UNPUBLISH, why, entry.display_name, before=entry.mean)
         entry.delete()
         _refresh_current(configuration)
         review = _decide(submission, actor, RunReview.State.UNPUBLISHED, reason=why)
@@ -228,6 +258,10 @@ def review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
             return current
         review = _decide(submission, actor, RunReview.State.REJECTED, reason=why)
         _log(submission, actor, ReviewAction.Kind.REJECT, reason=why, scoring=scoring_run_latest(submission.id))
+        published = (ModerationEvent.objects.filter(submission=submission).exclude(display_name="")
+                     .order_by("-created_at", "-id").first())
+        if published is not None:  # once on the board: the public learns why it will not return
+            _moderation(submission, ModerationEvent.Kind.REJECT, why, published.display_name)
         transaction.on_commit(lambda: owner_notify(submission_id=submission.id, kind="rejected"))
     return review
 
@@ -423,3 +457,48 @@ def owner_notify_scored(scoring_run_id: int) -> None:
     submission_id = ScoringRun.objects.filter(id=scoring_run_id).values_list("submission_id", flat=True).first()
     if submission_id is not None:
         owner_notify(submission_id=submission_id, kind="scored")
+
+
+# --- bulk review ------------------------------------------------------------------------------
+
+BULK_ACTIONS = ("publish", "reject", "rescore")
+MAX_BULK = 100
+
+
+def review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: str = "") -> dict[str, Any]:
+    """Apply one action to several runs, each through its own service call (its own transaction, audit
+    row and e-mail), so one refused run does not stop the others. Publish uses each run's suggested name
+    (or the name it was published under before); reject needs the one reason, given to every owner;
+    `reason` is the public reason of a publish and the note of a rescore.
+
+    Returns {"done": [ids], "refused": [(id, message)]}."""
+    _require_maintainer(actor)
+    if action not in BULK_ACTIONS:
+        raise ValidationFailed(f"Unknown bulk action {action!r}; use {', '.join(BULK_ACTIONS)}.", code="bad_action")
+    ids = list(dict.fromkeys(str(i) for i in submission_ids))
+    if not ids:
+        raise ValidationFailed("Select at least one run.", code="nothing_selected")
+    if len(ids) > MAX_BULK:
+        raise ValidationFailed(f"Select at most {MAX_BULK} runs at once.", code="too_many")
+    if action == "reject" and not (reason or "").strip():
+        raise ValidationFailed("A rejection needs a reason; every owner will read it.", code="reason_required")
+    done: list[str] = []
+    refused: list[tuple[str, str]] = []
+    for submission_id in ids:
+        try:
+            if action == "publish":
+                run = Submission.objects.filter(id=submission_id).select_related("review").first()
+                if run is None:
+                    raise NotFound("No such run.")
+                earlier = getattr(run, "review", None)
+                name = (earlier.display_name if earlier and earlier.display_name else suggested_display_name(run))
+                review_publish(submission_id=submission_id, actor=actor, display_name=name, public_reason=reason)
+            elif action == "reject":
+                review_reject(submission_id=submission_id, actor=actor, reason=reason)
+            else:
+                review_rescore(submission_id=submission_id, actor=actor, reason=reason)
+        except (PortalError, DjangoValidationError) as exc:
+            refused.append((submission_id, getattr(exc, "detail", None) or str(exc)))
+        else:
+            done.append(submission_id)
+    return {"done": done, "refused": refused}

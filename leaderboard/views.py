@@ -8,10 +8,12 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -19,7 +21,7 @@ from leaderboard import charts, selectors, services
 from leaderboard.exports import rows_csv
 from leaderboard.figures import COLUMNS, LEVELS
 from portal.errors import NotFound, PortalError
-from portal.pages import act_and_redirect, error_page, maintainer_only, not_found_page
+from portal.pages import AuthedRequest, act_and_redirect, error_page, maintainer_only, not_found_page
 
 PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
@@ -120,6 +122,14 @@ def entry_detail(request: HttpRequest, entry_id: int) -> HttpResponse:
                                                              "levels": LEVELS})
 
 
+MODERATION_PAGE_SIZE = 50
+
+
+def moderation(request: HttpRequest) -> HttpResponse:
+    page = Paginator(selectors.moderation_log(), MODERATION_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "leaderboard/moderation.html", {"page": page, "events": page.object_list})
+
+
 # --- review (maintainers) -----------------------------------------------------------------------
 
 @maintainer_only
@@ -157,7 +167,7 @@ def _act(request: HttpRequest, submission_id: str, action: Callable[..., Any], d
 @require_POST
 def review_publish(request: HttpRequest, submission_id: str) -> HttpResponse:
     return _act(request, submission_id, services.review_publish, "Published on the leaderboard.",
-                display_name=request.POST.get("display_name", ""),
+                display_name=request.POST.get("display_name", ""), public_reason=request.POST.get("public_reason", ""),
                 override_inputs_mismatch=request.POST.get("override_inputs_mismatch") == "1")
 
 
@@ -180,3 +190,22 @@ def review_rescore(request: HttpRequest, submission_id: str) -> HttpResponse:
 def review_unpublish(request: HttpRequest, submission_id: str) -> HttpResponse:
     return _act(request, submission_id, services.review_unpublish, "Removed from the leaderboard.",
                 reason=request.POST.get("reason", ""))
+
+
+@maintainer_only
+@require_POST
+def review_bulk(request: AuthedRequest) -> HttpResponse:
+    tab = request.POST.get("tab") or "pending"
+    back = redirect(f"{reverse('review-queue')}?"
+                    + urlencode({"tab": tab if tab in selectors.QUEUE_TABS else "pending"}))
+    try:
+        outcome = services.review_bulk(submission_ids=request.POST.getlist("runs"), actor=request.user,
+                                       action=request.POST.get("action", ""), reason=request.POST.get("reason", ""))
+    except PortalError as exc:
+        messages.error(request, exc.detail)
+        return back
+    if outcome["done"]:
+        messages.success(request, f"{request.POST.get('action')}: {len(outcome['done'])} run(s) done, each audited.")
+    for submission_id, why in outcome["refused"]:
+        messages.error(request, f"{submission_id[:8]}: {why}")
+    return back

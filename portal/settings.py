@@ -391,6 +391,11 @@ DRAFT_TTL_HOURS = env_int("ASIBENCH_DRAFT_TTL_HOURS", 168, minimum=1)
 # Unconfirmed, unexpired drafts hold storage until their TTL: at most this many per user, and bytes.
 DRAFTS_PER_USER = env_int("ASIBENCH_DRAFTS_PER_USER", 5, minimum=1)
 DRAFT_BYTES_PER_USER = env_int("ASIBENCH_DRAFT_BYTES_PER_USER", 1024 * 1024 * 1024, minimum=1)
+# Reviewers' evidence and conformance flags (portal.submissions.evidence, .conformance).
+EVIDENCE_LOG_TAIL_CHARS = env_int("ASIBENCH_EVIDENCE_LOG_TAIL_CHARS", 16_000, minimum=1_000)
+ASIBENCH_CLIENT_VERSIONS = env_list("ASIBENCH_CLIENT_VERSIONS", "0.2.0")
+PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
+PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)
 # Scoring is an oracle on private references: per-user confirms in any 24 hours, and results
 # (instance x level x attempt) scored from one bundle. A full seed42 run is tasks x 4 levels.
 CONFIRMS_PER_DAY_LIMIT = env_int("ASIBENCH_CONFIRMS_PER_DAY", 5, minimum=1)

@@ -6,6 +6,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
+from leaderboard import apis as leaderboard_apis
 from portal import health, views
 from portal.accounts import apis as account_apis
 from portal.accounts import views as account_views
@@ -23,6 +24,7 @@ api_v1: list[URLPattern | URLResolver] = [
     *submission_urls.api_urls,
     *proposal_urls.api_urls,
     path("leaderboard", include("leaderboard.urls_api")),
+    path("leaderboard/moderation", leaderboard_apis.ModerationLogApi.as_view(), name="api-leaderboard-moderation"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
 

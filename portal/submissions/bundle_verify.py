@@ -11,7 +11,9 @@ Three stages overlap on separate threads, because hashlib, zlib and file writes 
   caller    tar headers, member rules, sha256 per file      (member, per-file and size caps)
 Every cap is checked before the bytes that would cross it are accepted, so a violation stops the
 upload at that point. Scores the submitter wrote into result.json (`final_score`, `score_results`)
-are never read.
+are never read. What the agent did (`agent_output.log`, `trajectory_summary`, `file_versions`, status,
+timings, and `timeout_seconds` from a small framework_task_info.json) is kept per entry as
+`evidence`, cut and cleaned by portal.submissions.evidence; it never refuses a bundle.
 
 Reason codes of `BundleRejected` (`code`, plus a message naming the offending path or field):
 
@@ -96,6 +98,7 @@ from cli_client.formats.bundle import (
     task_id_of,
 )
 from cli_client.formats.inflate import InflateError, gzip_inflater
+from portal.submissions.evidence import EvidenceLimits, agent_evidence
 from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 MiB = 1 << 20
@@ -131,6 +134,7 @@ class BundleLimits:
     max_results_bytes: int = 256 * MiB  # all result.json files together, held until the manifest is read
     max_name_bytes: int = 1024  # a member path, in UTF-8 bytes
     max_path_depth: int = 32  # components of a member path, the top-level folder included
+    evidence_log_tail_chars: int = 16_000  # of each result's agent log, kept for reviewers
 
 
 class BundleRejected(Exception):
@@ -163,6 +167,7 @@ class VerifiedEntry:
     outputs: list[VerifiedOutput]
     missing_outputs: list[str]
     timed_out_with_outputs: bool
+    evidence: dict[str, Any] = field(default_factory=dict)  # portal.submissions.evidence, capped
 
 
 @dataclass
@@ -611,6 +616,8 @@ class _Scan:
     # base_name -> raw result.json; parsed only for instances the manifest declares (it comes last).
     raw_results: dict[str, bytes] = field(default_factory=dict)
     raw_results_bytes: int = 0
+    # base_name -> raw framework_task_info.json when small: only its timeout is read, for reviewers.
+    raw_task_infos: dict[str, bytes] = field(default_factory=dict)
 
 
 def _load_json(raw: bytes, code: str, what: str) -> Any:
@@ -672,7 +679,7 @@ def _check_storable(text: str, code: str, what: str, path: list[Any]) -> None:
     raise BundleRejected(code, f"{what}: {where.lstrip('.')} holds {problem}")
 
 
-def _small_result_fields(rel: str, raw: bytes) -> dict[str, Any]:
+def _small_result_fields(rel: str, raw: bytes, limits: BundleLimits) -> dict[str, Any]:
     data = _load_json(raw, "bad_result_json", rel)
     if not isinstance(data, dict):
         raise BundleRejected("bad_result_json", f"{rel}: the top level must be a JSON object")
@@ -686,7 +693,8 @@ def _small_result_fields(rel: str, raw: bytes) -> dict[str, Any]:
             persisted[item["path"]] = item["sha256"]
     fields = {key: data.get(key) for key in ("instance_id", "task_id")}
     fields.update(prompt_level=data.get("prompt_level", ""), attempt=data.get("attempt", 1),
-                  status=data.get("status", ""), persisted=persisted)
+                  status=data.get("status", ""), persisted=persisted,
+                  evidence=agent_evidence(data, None, EvidenceLimits(log_tail_chars=limits.evidence_log_tail_chars)))
     return fields
 
 
@@ -731,6 +739,7 @@ def _scan_file(feed: _TarFeed, size: int, rel: str, scan: _Scan, limits: BundleL
     parts = rel.split("/")
     keep: list[memoryview] | None = None
     is_result = len(parts) == 3 and parts[0] == INSTANCES_DIR and parts[2] == RESULT_NAME
+    is_task_info = len(parts) == 3 and parts[0] == INSTANCES_DIR and parts[2] == FRAMEWORK_TASK_INFO_NAME
     if rel == MANIFEST_NAME:
         cap, keep = limits.max_manifest_bytes, []
     elif is_result:
@@ -738,6 +747,8 @@ def _scan_file(feed: _TarFeed, size: int, rel: str, scan: _Scan, limits: BundleL
         if scan.raw_results_bytes + size > limits.max_results_bytes:
             raise BundleRejected("file_too_large", f"{rel}: the bundle's result.json files exceed "
                                  f"{limits.max_results_bytes // MiB} MB together")
+    elif is_task_info and size <= _TASK_INFO_CAP:
+        cap, keep = _TASK_INFO_CAP, []
     if keep is not None and size > cap:
         raise BundleRejected("file_too_large", f"{rel}: {size} bytes exceeds the {cap // MiB} MB limit for this file")
     digest = hashlib.sha256()
@@ -756,18 +767,35 @@ def _scan_file(feed: _TarFeed, size: int, rel: str, scan: _Scan, limits: BundleL
         raw = b"".join(keep)  # joined at once: the slices pin whole inflated chunks
         if rel == MANIFEST_NAME:
             scan.manifest = raw
+        elif is_task_info:
+            scan.raw_task_infos[parts[1]] = raw
         else:
             scan.raw_results[parts[1]] = raw
             scan.raw_results_bytes += size
 
 
-def _declared_results(manifest: dict[str, Any], raw_results: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+_TASK_INFO_CAP = 64 * 1024
+
+
+def _task_info_timeout(raw: bytes | None) -> Any:
+    """`timeout_seconds` of a framework_task_info.json, or None: the file is optional (§3.4), never a refusal."""
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+    except (RecursionError, UnicodeDecodeError, ValueError):
+        return None
+    return data.get("timeout_seconds") if isinstance(data, dict) else None
+
+
+def _declared_results(manifest: dict[str, Any], raw_results: dict[str, bytes], limits: BundleLimits
+                      ) -> dict[str, dict[str, Any]]:
     """Parse result.json only for the instances the manifest names; others are never parsed."""
     results: dict[str, dict[str, Any]] = {}
     for item in manifest["instances"]:
         base = item.get("base_name") if isinstance(item, dict) else None
         if isinstance(base, str) and base in raw_results and base not in results:
-            results[base] = _small_result_fields(f"{INSTANCES_DIR}/{base}/{RESULT_NAME}", raw_results[base])
+            results[base] = _small_result_fields(f"{INSTANCES_DIR}/{base}/{RESULT_NAME}", raw_results[base], limits)
     return results
 
 
@@ -1009,7 +1037,7 @@ def verify_bundle_stream(
         raise BundleRejected("corrupt_tar", "the archive is empty")
 
     manifest = _parse_manifest(scan.manifest)
-    results = _declared_results(manifest, scan.raw_results)
+    results = _declared_results(manifest, scan.raw_results, limits)
     files = scan.files
     indexed = _check_files_index(manifest, files)
     if bool(manifest.get("run_metadata_included")) != (RUN_METADATA_NAME in files):
@@ -1047,6 +1075,9 @@ def verify_bundle_stream(
             if fti not in files:
                 raise BundleRejected("missing_file", f"{fti}: listed in the manifest but not in the archive")
             fti_members.add(fti)
+            timeout = _task_info_timeout(scan.raw_task_infos.get(base))
+            if type(timeout) is int and 0 < timeout <= 10**9:
+                result["evidence"]["timeout_seconds"] = timeout
         outputs, missing, members = _check_outputs(base, item, files, result)
         output_members |= members
         if task_id not in declared:
@@ -1059,6 +1090,7 @@ def verify_bundle_stream(
             base_name=base, instance_id=instance_id, task_id=task_id, prompt_level=item["prompt_level"],
             attempt=attempt, status=status, agent_name=str(item.get("agent_name") or ""), provenance=provenance,
             outputs=outputs, missing_outputs=missing, timed_out_with_outputs=status == "timeout" and bool(outputs),
+            evidence=result["evidence"],
         ))
     _check_layout(files, indexed, seen, output_members, fti_members)
 

@@ -41,6 +41,9 @@ class Submission(models.Model):
     integrity_ok = models.BooleanField(default=True)
     incomplete_instances = models.JSONField(default=list)
     report = models.JSONField(default=dict)  # counts per level and task, coverage, warnings
+    # Conformance to the benchmark's run configuration, computed at intake (portal.submissions.conformance):
+    # [{"kind", "detail"}]. Shown to maintainers only.
+    conformance = models.JSONField(default=list)
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
@@ -85,6 +88,9 @@ class SubmissionEntry(models.Model):
     missing_outputs = models.JSONField(default=list)
     timed_out_with_outputs = models.BooleanField(default=False)
     provenance = models.JSONField(default=dict)
+    # What the agent did, as its result recorded it (portal.submissions.evidence, capped and cleaned).
+    # Only the run's owner and maintainers ever see it.
+    evidence = models.JSONField(default=dict)
 
     class Meta:
         ordering = ["base_name"]

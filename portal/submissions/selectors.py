@@ -141,7 +141,7 @@ def inputs_mismatched(report: dict[str, Any]) -> list[str]:
     return [iid for iid, check in (report.get("inputs") or {}).items() if check.get("state") == "mismatch"]
 
 
-def submission_report_context(submission: Submission, viewer: User) -> dict[str, Any]:
+def submission_report_context(submission: Submission, viewer: User, with_evidence: bool = False) -> dict[str, Any]:
     exact = user_is_maintainer(viewer)
     report = submission.report or {}
     per_task = [(task, [counts.get(level, 0) for level in LEVELS]) for task, counts in
@@ -159,4 +159,40 @@ def submission_report_context(submission: Submission, viewer: User) -> dict[str,
         "scoring": scoring_summary(submission, with_details=exact, exact=exact),
         "progress": submission_progress(submission, exact=exact),
         "score_digits": score_digits(exact=exact),
+        # The viewer is the owner or a maintainer (services.submission_get_for): the only ones who see it.
+        "evidence": agent_evidence_summary(submission) if with_evidence else None,
+    }
+
+
+def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def add(key: str) -> int:
+        return sum((r["trajectory"] or {}).get(key) or 0 for r in rows)
+
+    return {
+        "results": len(rows),
+        "with_trajectory": sum(1 for r in rows if r["trajectory"]),
+        "turns": add("turns"),
+        "tool_calls": add("tool_calls"),
+        "code_failures": add("code_failures"),
+        "wall_seconds": round(sum(r["elapsed_seconds"] or 0 for r in rows), 1),
+        "timeouts": sum(1 for r in rows if r["status"] == "timeout"),
+        "errors": sum(1 for r in rows if r["status"] not in ("completed", "timeout")),
+    }
+
+
+def agent_evidence_summary(submission: Submission) -> dict[str, Any]:
+    """What the agent did, per result and totalled for the run and for each level. Callers show it
+    only to the run's owner and to maintainers (it is never public)."""
+    rows = []
+    for base, level, status, evidence in submission.entries.order_by("base_name").values_list(
+            "base_name", "prompt_level", "result_status", "evidence"):
+        evidence = evidence or {}
+        rows.append({**evidence, "base_name": base, "level": level, "status": evidence.get("status") or status,
+                     "trajectory": evidence.get("trajectory"), "elapsed_seconds": evidence.get("elapsed_seconds"),
+                     "file_versions": sorted((evidence.get("file_versions") or {}).items())})
+    return {
+        "rows": rows,
+        "run": _totals(rows),
+        "levels": [(level, _totals([r for r in rows if r["level"] == level])) for level in LEVELS],
+        "any": any(r["trajectory"] or r.get("log_tail") or r.get("file_versions") for r in rows),
     }

@@ -30,6 +30,7 @@ from portal.submissions.bundle_verify import (
     VerifiedEntry,
     verify_bundle_stream,
 )
+from portal.submissions.conformance import conformance_flags
 from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.scoring_tasks import score_submission
 from scoring.engine.taskdef import PROMPT_LEVELS
@@ -60,6 +61,7 @@ def bundle_limits() -> BundleLimits:
         max_uncompressed_bytes=settings.BUNDLE_MAX_UNCOMPRESSED_BYTES,
         max_members=settings.BUNDLE_MAX_MEMBERS,
         max_ratio=settings.BUNDLE_MAX_RATIO,
+        evidence_log_tail_chars=settings.EVIDENCE_LOG_TAIL_CHARS,
     )
 
 
@@ -211,6 +213,7 @@ def _draft_create(
         for i in Instance.objects.filter(dataset=dataset, instance_id__in={e.instance_id for e in bundle.entries})
     }
     report["inputs"] = inputs_report(bundle.entries, instances)
+    described = _describe_agent(bundle)
     submission = Submission(
         owner=user,
         dataset=dataset,
@@ -224,7 +227,8 @@ def _draft_create(
         incomplete_instances=incomplete,
         report=report,
         expires_at=timezone.now() + timedelta(hours=settings.DRAFT_TTL_HOURS),
-        **_describe_agent(bundle),
+        conformance=conformance_flags(bundle, dataset, {"owner": user, "dataset": dataset, **described}),
+        **described,
     )
     try:
         with archive_path.open("rb") as raw:
@@ -287,6 +291,7 @@ def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> 
         missing_outputs=entry.missing_outputs,
         timed_out_with_outputs=entry.timed_out_with_outputs,
         provenance=entry.provenance,
+        evidence=entry.evidence,
     )
 
 

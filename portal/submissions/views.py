@@ -53,17 +53,18 @@ def upload_page(request: AuthedRequest) -> HttpResponse:
                   status=status if error else 200)
 
 
-def _report(request: AuthedRequest, submission_id: str, template: str) -> HttpResponse:
+def _report(request: AuthedRequest, submission_id: str, template: str, with_evidence: bool = False) -> HttpResponse:
     try:
         submission = services.submission_get_for(user=request.user, submission_id=submission_id)
     except NotFound as exc:
         return not_found_page(request, exc)
-    return render(request, template, selectors.submission_report_context(submission, viewer=request.user))
+    return render(request, template, selectors.submission_report_context(submission, viewer=request.user,
+                                                                         with_evidence=with_evidence))
 
 
 @login_required
 def submission_detail(request: AuthedRequest, submission_id: str) -> HttpResponse:
-    return _report(request, submission_id, "submissions/detail.html")
+    return _report(request, submission_id, "submissions/detail.html", with_evidence=True)
 
 
 @login_required

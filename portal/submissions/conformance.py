@@ -1,0 +1,103 @@
+"""Does a run follow the benchmark's run configuration? Flags for reviewers, computed at intake.
+
+None of these refuses a bundle (intake's hard rules are in bundle_verify); each tells a maintainer
+what to look at before publishing: a timeout other than the benchmark's, retries, a client or
+sandbox other than the dataset's policy, whole levels without results, and a configuration that
+has been confirmed many times with only small changes in between (probing the references).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.conf import settings
+
+from portal.submissions.bundle_verify import VerifiedBundle
+from portal.submissions.evidence import BENCHMARK_TIMEOUT_SECONDS
+from portal.submissions.models import Submission, SubmissionEntry
+from scoring.engine.taskdef import PROMPT_LEVELS
+from scoring.models import Dataset
+
+OFFICIAL_SANDBOX = "os"
+KINDS = {
+    "timeout": "timeout other than the benchmark's",
+    "attempts": "more than one attempt",
+    "client_version": "client version outside the dataset's policy",
+    "sandbox": "sandbox other than the official policy",
+    "missing_levels": "whole levels without results",
+    "probing": "many confirmed attempts with small changes",
+}
+
+
+def _flag(kind: str, detail: str) -> dict[str, str]:
+    return {"kind": kind, "label": KINDS[kind], "detail": detail}
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(sorted(names)[:3]) + ("…" if len(names) > 3 else "")
+
+
+def _outputs_key(outputs: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(o.get("path")), str(o.get("sha256"))) for o in outputs or []))
+
+
+def _probing(bundle: VerifiedBundle, configuration: dict[str, Any]) -> dict[str, str] | None:
+    """Flag when this is at least the Nth run of its configuration and differs from the last confirmed one
+    in only a few results: the pattern of editing a handful of outputs and asking the scorer again."""
+    earlier = Submission.objects.filter(confirmed_at__isnull=False, **configuration)
+    count = earlier.count()
+    if count + 1 < settings.PROBING_MIN_ATTEMPTS:
+        return None
+    last = earlier.order_by("-confirmed_at").first()
+    assert last is not None
+    before = {base: _outputs_key(outputs) for base, outputs in
+              SubmissionEntry.objects.filter(submission=last).values_list("base_name", "outputs")}
+    now = {e.base_name: _outputs_key([{"path": o.path, "sha256": o.sha256} for o in e.outputs])
+           for e in bundle.entries}
+    shared = set(before) & set(now)
+    if not shared:
+        return None
+    changed = sorted(base for base in shared if before[base] != now[base])
+    if len(changed) * 100 > settings.PROBING_MAX_CHANGED_PERCENT * len(shared):
+        return None
+    what = f"{len(changed)} of {len(shared)} shared results changed" + (f" ({_some(changed)})" if changed else "")
+    return _flag("probing", f"attempt {count + 1} of this configuration by this owner; against the last confirmed "
+                 f"run ({str(last.id)[:8]}), {what}")
+
+
+def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: dict[str, Any]) -> list[dict[str, str]]:
+    """The run-configuration flags of a verified bundle; `configuration` is the new run's
+    CONFIGURATION_FIELDS as filter arguments (owner included)."""
+    flags: list[dict[str, str]] = []
+    timeouts: dict[int, list[str]] = {}
+    for e in bundle.entries:
+        seconds = e.evidence.get("timeout_seconds")
+        if isinstance(seconds, int) and seconds != BENCHMARK_TIMEOUT_SECONDS:
+            timeouts.setdefault(seconds, []).append(e.base_name)
+    for seconds, bases in sorted(timeouts.items()):
+        flags.append(_flag("timeout", f"{len(bases)} result(s) ran with a {seconds} s timeout (the benchmark's is "
+                           f"{BENCHMARK_TIMEOUT_SECONDS} s), e.g. {_some(bases)}"))
+    retries = [e.base_name for e in bundle.entries if e.attempt != 1]
+    if retries:
+        flags.append(_flag("attempts", f"{len(retries)} result(s) are attempt 2 or later (the benchmark runs one "
+                           f"attempt), e.g. {_some(retries)}"))
+    allowed = settings.ASIBENCH_CLIENT_VERSIONS
+    if (bundle.framework_version or "") not in allowed:
+        flags.append(_flag("client_version", f"made with client {bundle.framework_version or '(unknown)'!r}; the "
+                           f"dataset's policy is {', '.join(allowed)}"))
+    modes = Counter(str((e.provenance.get("sandbox") or {}).get("effective_mode") or "") for e in bundle.entries)
+    other = {mode: n for mode, n in modes.items() if mode != OFFICIAL_SANDBOX}
+    if other:
+        shown = ", ".join(f"{mode or '(none)'} ×{n}" for mode, n in sorted(other.items()))
+        accepted = ", ".join(sorted(dataset.accepted_sandbox_modes or []))
+        flags.append(_flag("sandbox", f"results ran in {shown}; the official policy is {OFFICIAL_SANDBOX} (verified "
+                           f"Docker), this Portal accepts {accepted}"))
+    levels = Counter(e.prompt_level for e in bundle.entries)
+    absent = [level for level in PROMPT_LEVELS if not levels.get(level)]
+    if absent:
+        flags.append(_flag("missing_levels", f"no results at all for {', '.join(absent)}"))
+    probe = _probing(bundle, configuration)
+    if probe:
+        flags.append(probe)
+    return flags

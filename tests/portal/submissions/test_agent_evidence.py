@@ -1,0 +1,250 @@
+"""What the agent did (log, trajectory summary, file history, status, timings) kept at intake within caps,
+shown to the run's owner and to maintainers only; and the run-configuration flags computed at intake."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from cli_client.formats.bundle import build_bundle, write_archive
+from portal.submissions.models import Submission, SubmissionEntry
+from tests.leaderboard.factories import make_catalog
+from tests.results_tree import LINUX_NS_SANDBOX, write_result
+from tests.support import issue_token
+
+pytestmark = pytest.mark.django_db
+
+TASKS = ("math.task_1", "math.task_2")
+MARKER = "agent-log-marker-7f3a"
+HOSTILE_LOG = ("x" * 300_000 + "\x1b[31mred\x1b[0m\x07\x08\u202e<script>alert('pwn')</script>\n"
+               + MARKER + " final line")
+TRAJECTORY = {"total_turns": 3, "total_tool_calls": 5, "tool_call_distribution": {"Write": 2, "Bash": 3},
+              "thinking_total_chars": 1200, "total_code_executions": 3, "code_execution_failures": 1,
+              "unique_files_modified": ["constants.py", "result.json"]}
+FILE_VERSIONS = {"constants.py": [
+    {"version": 1, "action": "write", "step_index": 2, "timestamp_ms": None, "content_hash": "0123456789abcdef",
+     "content_length": 40, "diff_summary": None},
+    {"version": 2, "action": "edit", "step_index": 7, "timestamp_ms": 1, "content_hash": "<b>not-hex</b>",
+     "content_length": 41, "diff_summary": "'G = 6.67' → '<i>G = 6.674</i>'"}]}
+
+
+def result_tree(root: Path, *, levels: tuple[str, ...] = ("b1", "b2", "b3", "b4"), timeout: int | None = 10800,
+                attempts: int = 1, sandbox: dict[str, Any] | None = None, evidence: bool = True,
+                outputs: dict[str, bytes] | None = None) -> Path:
+    """A results tree for TASKS with the agent evidence the official client records (§5.4)."""
+    for task in TASKS:
+        iid = f"{task}__seed42"
+        for level in levels:
+            for attempt in range(1, attempts + 1):
+                data = outputs or {"result.json": f'{{"v": "{task}{level}"}}'.encode(), "curve.npy": b"\x93NUMPY1"}
+                kwargs = {"sandbox": sandbox} if sandbox else {}
+                base = write_result(root, iid, level, data, attempt=attempt, **kwargs)
+                path = root / task / f"{base}.json"
+                result = json.loads(path.read_text())
+                if evidence:
+                    result["agent_output"].update(
+                        log=HOSTILE_LOG if (task, level) == (TASKS[0], "b4") else f"ran {base}",
+                        trajectory_summary=TRAJECTORY, file_versions=FILE_VERSIONS,
+                        error_message=None, process_exit_code=0, termination_signal=None, timeout_phase=None)
+                path.write_text(json.dumps(result))
+            info = root / "instances" / iid / "framework_task_info.json"
+            fti = json.loads(info.read_text())
+            if timeout is not None:
+                fti["timeout_seconds"] = timeout
+            info.write_text(json.dumps(fti))
+    return root
+
+
+def upload(client: Client, user: Any, results: Path, tmp_path: Path, name: str = "sub") -> Submission:
+    bundle = tmp_path / "bundles" / name
+    build_bundle(results, bundle)
+    body = write_archive(bundle, bundle.with_suffix(".tar.gz")).read_bytes()
+    response = client.generic("POST", "/api/v1/submissions/bundle", body, content_type="application/gzip",
+                              HTTP_AUTHORIZATION=f"Bearer {issue_token(user)}")
+    assert response.status_code in (200, 201), response.content
+    return Submission.objects.get(id=response.json()["submission_id"])
+
+
+@pytest.fixture
+def catalog(db: None) -> dict:
+    return make_catalog({"math": 2})
+
+
+@pytest.fixture
+def run(catalog, submitter, tmp_path) -> Submission:
+    return upload(Client(), submitter.user, result_tree(tmp_path / "results"), tmp_path)
+
+
+def entry(run: Submission, task: str, level: str) -> SubmissionEntry:
+    return run.entries.get(base_name=f"{task}__seed42__{level}")
+
+
+# --- intake keeps the evidence, capped and cleaned -----------------------------------------------
+
+def test_intake_keeps_each_results_status_timings_trajectory_and_file_history(run):
+    evidence = entry(run, TASKS[1], "b2").evidence
+    assert evidence["status"] == "completed" and evidence["exit_code"] == 0
+    assert evidence["elapsed_seconds"] == 12.5 and evidence["timeout_seconds"] == 10800
+    assert evidence["log_tail"] == f"ran {TASKS[1]}__seed42__b2"
+    assert evidence["trajectory"] == {"turns": 3, "tool_calls": 5, "tools": {"Bash": 3, "Write": 2},
+                                      "thinking_chars": 1200, "code_executions": 3, "code_failures": 1,
+                                      "files_modified": ["constants.py", "result.json"], "files_modified_total": 2}
+    versions = evidence["file_versions"]["constants.py"]
+    assert [(v["version"], v["action"], v["hash"]) for v in versions] == [
+        (1, "write", "0123456789abcdef"), (2, "edit", "")]  # a hash that is not hex is dropped
+
+
+def test_a_huge_log_keeps_only_its_tail_without_control_characters(run, settings):
+    evidence = entry(run, TASKS[0], "b4").evidence
+    assert evidence["log_chars"] == len(HOSTILE_LOG)
+    tail = evidence["log_tail"]
+    assert len(tail) == settings.EVIDENCE_LOG_TAIL_CHARS and tail.endswith(MARKER + " final line")
+    assert "red<script>alert('pwn')</script>" in tail  # kept as text; templates escape it
+    assert not any(c in tail for c in "\x1b\x07\x08\u202e")
+
+
+def test_results_without_evidence_keep_an_empty_record(catalog, submitter, tmp_path):
+    run = upload(Client(), submitter.user, result_tree(tmp_path / "r", evidence=False, timeout=None), tmp_path)
+    evidence = entry(run, TASKS[0], "b1").evidence
+    assert evidence["trajectory"] is None and evidence["file_versions"] == {} and evidence["log_tail"] == ""
+    assert evidence["timeout_seconds"] is None and evidence["elapsed_seconds"] == 12.5
+
+
+# --- who sees it --------------------------------------------------------------------------------
+
+def test_the_owner_sees_the_evidence_on_the_run_page_escaped(run, submitter, client):
+    client.force_login(submitter.user)
+    page = client.get(f"/submit/submissions/{run.id}").content.decode()
+    assert 'data-testid="agent-evidence"' in page and MARKER in page
+    assert "&lt;script&gt;alert(&#x27;pwn&#x27;)&lt;/script&gt;" in page and "<script>alert" not in page
+    assert "&lt;i&gt;G = 6.674&lt;/i&gt;" in page
+
+
+def test_another_user_and_an_anonymous_visitor_see_none_of_it(run, other_user, client):
+    anonymous = client.get(f"/submit/submissions/{run.id}")
+    assert anonymous.status_code == 302 and MARKER not in anonymous.content.decode()
+    client.force_login(other_user.user)
+    for url in (f"/submit/submissions/{run.id}", f"/leaderboard/review/{run.id}/", f"/api/v1/submissions/{run.id}",
+                "/submit/dashboard"):
+        response = client.get(url)
+        assert MARKER not in response.content.decode() and "constants.py" not in response.content.decode(), url
+    assert client.get(f"/submit/submissions/{run.id}").status_code == 404
+
+
+def test_the_maintainer_sees_per_result_evidence_and_run_and_level_totals(run, maintainer, client):
+    client.force_login(maintainer.user)
+    page = client.get(f"/leaderboard/review/{run.id}/").content.decode()
+    assert MARKER in page and "&lt;script&gt;" in page and "<script>alert" not in page
+    # 8 results of 3 turns and 5 tool calls: the run's totals, then 2 results per level.
+    run_row = page.split('data-testid="evidence-run"', 1)[1].split("</tr>", 1)[0]
+    assert "<td class=\"num\">8</td>" in run_row and "<td class=\"num\">24</td>" in run_row
+    assert "<td class=\"num\">40</td>" in run_row and "<td class=\"num\">100.0</td>" in run_row
+    level_row = page.split('data-testid="evidence-level-b4"', 1)[1].split("</tr>", 1)[0]
+    assert "<td class=\"num\">6</td>" in level_row and "<td class=\"num\">10</td>" in level_row
+    assert "3 turns</span>, 5 tool calls, wrote constants.py, result.json" in page
+
+
+def test_the_published_board_and_its_exports_carry_no_evidence(run, maintainer, client):
+    from leaderboard.services import review_publish
+    from scoring.models import ScoringRun
+
+    Submission.objects.filter(id=run.id).update(status=Submission.Status.SCORED, confirmed_at=timezone.now(),
+                                                scored_at=timezone.now())
+    ScoringRun.objects.create(submission=run, number=1, status=ScoringRun.Status.COMPLETE, finished_at=timezone.now(),
+                              aggregate={"levels": {"b1": 10.0}, "overall": 10.0, "results_counted": 8})
+    board_entry = review_publish(submission_id=run.id, actor=maintainer.user, display_name="Public run")
+    for url in ("/leaderboard/", f"/leaderboard/entries/{board_entry.id}/", "/leaderboard/export.csv",
+                "/api/v1/leaderboard"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        body = response.content.decode()
+        assert MARKER not in body and "constants.py" not in body and "thinking" not in body, url
+
+
+# --- conformance flags ------------------------------------------------------------------------
+
+def kinds(run: Submission) -> set[str]:
+    return {flag["kind"] for flag in run.conformance}
+
+
+def test_a_run_as_the_benchmark_prescribes_raises_no_flag(run, maintainer, client):
+    assert run.conformance == []
+    client.force_login(maintainer.user)
+    assert 'data-testid="no-conformance-flags"' in client.get(f"/leaderboard/review/{run.id}/").content.decode()
+
+
+def test_a_shorter_timeout_is_flagged_and_an_unrecorded_one_is_not(catalog, submitter, tmp_path, maintainer, client):
+    short = upload(Client(), submitter.user, result_tree(tmp_path / "a", timeout=600), tmp_path, "a")
+    assert kinds(short) == {"timeout"}
+    assert "8 result(s) ran with a 600 s timeout (the benchmark's is 10800 s)" in short.conformance[0]["detail"]
+    client.force_login(maintainer.user)
+    assert 'data-testid="conformance-timeout"' in client.get(f"/leaderboard/review/{short.id}/").content.decode()
+    unrecorded = upload(Client(), submitter.user, result_tree(tmp_path / "b", timeout=None, evidence=False),
+                        tmp_path, "b")
+    assert "timeout" not in kinds(unrecorded)
+
+
+def test_retries_are_flagged(catalog, submitter, tmp_path):
+    run = upload(Client(), submitter.user, result_tree(tmp_path / "a", attempts=2), tmp_path)
+    assert kinds(run) == {"attempts"}
+    assert run.conformance[0]["detail"].startswith("8 result(s) are attempt 2 or later")
+
+
+def test_another_client_version_is_flagged(catalog, submitter, tmp_path, settings):
+    settings.ASIBENCH_CLIENT_VERSIONS = ["0.3.0"]
+    run = upload(Client(), submitter.user, result_tree(tmp_path / "a"), tmp_path)
+    assert kinds(run) == {"client_version"}
+    assert "client '0.2.0'; the dataset's policy is 0.3.0" in run.conformance[0]["detail"]
+
+
+def test_a_sandbox_other_than_the_official_one_is_flagged_even_where_accepted(catalog, submitter, tmp_path):
+    run = upload(Client(), submitter.user, result_tree(tmp_path / "a", sandbox=LINUX_NS_SANDBOX), tmp_path)
+    assert kinds(run) == {"sandbox"}
+    assert "results ran in linux_ns ×8; the official policy is os" in run.conformance[0]["detail"]
+
+
+def test_whole_levels_without_results_are_flagged(catalog, submitter, tmp_path):
+    run = upload(Client(), submitter.user, result_tree(tmp_path / "a", levels=("b1", "b3")), tmp_path)
+    assert kinds(run) == {"missing_levels"}
+    assert run.conformance[0]["detail"] == "no results at all for b2, b4"
+
+
+def confirm(run: Submission) -> None:
+    Submission.objects.filter(id=run.id).update(status=Submission.Status.SCORED, confirmed_at=timezone.now())
+
+
+def test_many_confirmed_attempts_with_small_changes_are_flagged_as_probing(catalog, submitter, tmp_path, settings):
+    settings.PROBING_MIN_ATTEMPTS = 3
+    settings.PROBING_MAX_CHANGED_PERCENT = 20
+    first = upload(Client(), submitter.user, result_tree(tmp_path / "r1"), tmp_path, "s1")
+    assert "probing" not in kinds(first)
+    confirm(first)
+    second = upload(Client(), submitter.user, result_tree(tmp_path / "r2", outputs={"result.json": b"{}"}),
+                    tmp_path, "s2")
+    assert "probing" not in kinds(second)  # only the second attempt
+    confirm(second)
+    # Third attempt: one of eight results changed since the last confirmed run (12.5% <= 20%).
+    third_tree = result_tree(tmp_path / "r3", outputs={"result.json": b"{}"})
+    changed = third_tree / TASKS[0] / f"{TASKS[0]}__seed42__b2.outputs" / "result.json"
+    changed.write_bytes(b'{"tweaked": 1}')
+    meta = third_tree / TASKS[0] / f"{TASKS[0]}__seed42__b2.json"
+    result = json.loads(meta.read_text())
+    result["agent_output"]["persisted_outputs"]["files"][0].update(
+        sha256=__import__("hashlib").sha256(b'{"tweaked": 1}').hexdigest(), bytes=14)
+    meta.write_text(json.dumps(result))
+    third = upload(Client(), submitter.user, third_tree, tmp_path, "s3")
+    assert kinds(third) == {"probing"}
+    assert f"attempt 3 of this configuration by this owner; against the last confirmed run ({str(second.id)[:8]}), " \
+           f"1 of 8 shared results changed ({TASKS[0]}__seed42__b2)" in third.conformance[0]["detail"]
+
+
+def test_a_third_attempt_that_changes_much_is_not_probing(catalog, submitter, tmp_path, settings):
+    settings.PROBING_MIN_ATTEMPTS = 3
+    for n in (1, 2):
+        confirm(upload(Client(), submitter.user, result_tree(tmp_path / f"r{n}", outputs={"result.json": b"{}"}),
+                       tmp_path, f"s{n}"))
+    third = upload(Client(), submitter.user, result_tree(tmp_path / "r3"), tmp_path, "s3")
+    assert "probing" not in kinds(third)
