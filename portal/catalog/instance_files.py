@@ -49,6 +49,10 @@ def _git_oid(path: Path, size: int) -> str:
     return digest.hexdigest()
 
 
+class ArchiveUnreadable(OSError):
+    """The stored archive of an instance is missing or is not the one its row records."""
+
+
 def _unpack(instance: Instance, target: Path) -> None:
     staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent))
     try:
@@ -56,7 +60,7 @@ def _unpack(instance: Instance, target: Path) -> None:
         with default_storage.open(instance.input_archive, "rb") as source, archive.open("wb") as sink:
             shutil.copyfileobj(source, sink, 1 << 20)
         if sha256_file(archive) != instance.input_sha256:
-            raise RuntimeError(f"stored archive of {instance.instance_id} does not match its recorded sha256")
+            raise ArchiveUnreadable(f"stored archive of {instance.instance_id} does not match its recorded sha256")
         with tarfile.open(archive, "r:gz") as tar:
             tar.extractall(staging / "tree", filter="data")
         archive.unlink()

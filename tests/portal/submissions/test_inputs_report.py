@@ -65,3 +65,16 @@ def test_forged_unreadable_and_missing_digests(submit_catalog, submitter, db, ru
     for instance_id in (first, second):
         assert draft.report["inputs"][instance_id]["state"] == "mismatch"
         assert draft.entries.get(base_name=f"{instance_id}__b1").provenance["inputs"] == {"unreadable": True}
+
+
+def test_an_instance_archive_gone_from_storage_is_unavailable_not_a_refused_upload(submit_catalog, submitter, db,
+                                                                                     run_results, tmp_path):
+    first = f"{SUBMIT_TASKS[0]}__seed42"
+    Instance.objects.filter(instance_id=first).update(input_archive="instances/gone.tar.gz",
+                                                           input_sha256="f" * 64)
+    draft = intake(run_results["reference"], submitter, tmp_path)
+    assert draft.report["inputs"][first]["state"] == "unavailable"
+    assert {check["state"] for iid, check in draft.report["inputs"].items() if iid != first} == {"match"}
+    page = Client()
+    page.force_login(submitter.user)
+    assert "cannot be checked here" in page.get(f"/submit/submissions/{draft.id}").content.decode()
