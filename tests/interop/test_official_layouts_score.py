@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+from io import BytesIO
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +36,6 @@ def result(results: Path, instance_id: str, level: str, outputs: dict[str, bytes
 
 
 def npy(array: np.ndarray) -> bytes:
-    from io import BytesIO
-
     buffer = BytesIO()
     np.save(buffer, array)
     return buffer.getvalue()
@@ -48,6 +47,8 @@ def scored_tree(tmp_path_factory) -> tuple[Path, Path, Path]:
     tasks, instances, results = base / "tasks", base / "instances", base / "results"
     for name in FIXTURES[:2]:
         shutil.copytree(LAYOUTS / name, tasks / name)
+    results.mkdir(parents=True)
+    (results / "run_metadata.json").write_text(json.dumps({"framework_version": "0.2.0"}))
 
     legacy = tasks / "physics" / "damped_fit"
     iid = instance_id_for_seed("physics.damped_fit", 31415)
