@@ -86,16 +86,17 @@ def datasets_ensure() -> list[Dataset]:
 class LoadLine:
     task: str
     dataset: str
-    outcome: str  # unchanged | generated | definition | kept | warning | failed | retired
+    outcome: str  # unchanged | generated | definition | kept | failed | retired (| warning, in LoadReport.warnings)
     detail: str = ""
 
 
 @dataclass
 class LoadReport:
     lines: list[LoadLine] = field(default_factory=list)
+    warnings: list[LoadLine] = field(default_factory=list)  # what a loaded task lacks; never a failure
 
     def add(self, line: LoadLine, echo: Callable[[str], None] | None) -> None:
-        self.lines.append(line)
+        (self.warnings if line.outcome == "warning" else self.lines).append(line)
         if echo:
             where = f" [{line.dataset}]" if line.dataset else ""
             echo(f"{line.outcome:>9}  {line.task}{where}  {line.detail}".rstrip())
