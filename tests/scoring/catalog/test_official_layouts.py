@@ -162,3 +162,17 @@ def test_an_id_two_directories_share_is_refused_naming_both_unless_the_operator_
         call_command("catalog_load", "--tasks-dir", str(theirs), "--tasks", "physics.damped_fit",
                      stdout=StringIO())
     assert Task.objects.get().source_dir == str(ours / LEGACY)
+
+
+def test_a_loaded_tasks_warnings_and_unscorable_reason_show_on_its_admin_page(db, tmp_path, client):
+    from portal.accounts.models import User
+
+    root = tree(tmp_path, "chemistry/rate_table", "computer_science/sandboxed_replay")
+    assert not catalog_load(tasks_root=root).failures
+    admin = User.objects.create_superuser(email="root@asibench.example", password="x-pass-12345")
+    client.force_login(admin)
+    page = client.get("/admin/scoring/task/chemistry.rate_table/change/")
+    assert page.status_code == 200
+    assert "runtime not available here (never generated, so not needed): cvxpy&gt;=1.4" in page.content.decode()
+    listing = client.get("/admin/scoring/task/").content.decode()
+    assert "ai4sci_bench.runner.submission_sandbox" in listing and "definition only: not generated" in listing
