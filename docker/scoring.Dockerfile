@@ -18,8 +18,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # Pins come from requirements/base.txt so the sandbox scores with the same versions as the
 # service. A base that already has exactly these versions (the debootstrapped one) skips pip.
 COPY requirements/base.txt /tmp/base.txt
-RUN grep -E '^(numpy|scipy|PyYAML|click|rich|requests)==' /tmp/base.txt > /tmp/scoring.txt \
-    && test "$(wc -l < /tmp/scoring.txt)" -eq 6 \
+RUN grep -E '^(numpy|scipy|pandas|matplotlib|pillow|PyYAML|click|rich|requests)==' /tmp/base.txt > /tmp/scoring.txt \
+    && test "$(wc -l < /tmp/scoring.txt)" -eq 9 \
     && { python -c "import sys, importlib.metadata as m; \
 sys.exit(any(m.version(n) != v for n, v in (l.strip().split('==') for l in open('/tmp/scoring.txt'))))" \
          2>/dev/null || { sed -E 's/\[[^]]*\]//' /tmp/base.txt > /tmp/constraints.txt \

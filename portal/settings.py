@@ -57,6 +57,12 @@ VAR_DIR = Path(env_str("ASIBENCH_VAR_DIR") or BASE_DIR / "var").resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 # Tasks accepted through proposals are written here and loaded next to TASKS_DIR.
 PUBLISHED_TASKS_DIR = Path(env_str("ASIBENCH_PUBLISHED_TASKS_DIR") or VAR_DIR / "published_tasks")
+# Two task directories with one id (ours and the official catalog share two): `refuse` loads
+# neither new one and names both; `keep` keeps the one already in the catalog (or found in the
+# earlier root); `replace` lets the directory being loaded (the later root) win.
+CATALOG_ID_CLASH = env_str("ASIBENCH_CATALOG_ID_CLASH", "refuse").lower()
+if CATALOG_ID_CLASH not in ("refuse", "keep", "replace"):
+    raise ImproperlyConfigured(f"ASIBENCH_CATALOG_ID_CLASH must be refuse, keep or replace, got {CATALOG_ID_CLASH!r}")
 
 DEBUG = env_bool("DEBUG", True)
 

@@ -21,7 +21,8 @@ from scoring.generation import (
     TaskProblem,
     TaskSource,
     build_archive,
-    discover_task_dirs,
+    candidate_task_dirs,
+    determinism_hashes,
     ensure_prompts,
     public_members,
     read_params_used,
@@ -91,16 +92,17 @@ def datasets_ensure() -> list[Dataset]:
 class LoadLine:
     task: str
     dataset: str
-    outcome: str  # loaded | unchanged | generated | failed | retired
+    outcome: str  # unchanged | generated | definition | kept | failed | retired (| warning, in LoadReport.warnings)
     detail: str = ""
 
 
 @dataclass
 class LoadReport:
     lines: list[LoadLine] = field(default_factory=list)
+    warnings: list[LoadLine] = field(default_factory=list)  # what a loaded task lacks; never a failure
 
     def add(self, line: LoadLine, echo: Callable[[str], None] | None) -> None:
-        self.lines.append(line)
+        (self.warnings if line.outcome == "warning" else self.lines).append(line)
         if echo:
             where = f" [{line.dataset}]" if line.dataset else ""
             echo(f"{line.outcome:>9}  {line.task}{where}  {line.detail}".rstrip())
@@ -119,7 +121,7 @@ def _task_upsert(source: TaskSource) -> Task:
             "domain": source.domain,
             "name": source.name,
             "version": source.version,
-            "status": source.status,
+            "status": Task.Status.DEFINITION_ONLY if source.definition_only else source.status,
             "revision": revision,
             "public_meta": source.public_meta,
             "public_eval": source.public_eval,
@@ -128,6 +130,8 @@ def _task_upsert(source: TaskSource) -> Task:
             "source_hash": source.source_hash,
             "source_dir": str(source.directory),
             "loaded_at": timezone.now(),
+            "load_warnings": list(source.warnings),
+            "unscorable_reason": source.unscorable,
         },
     )
     return task
@@ -173,7 +177,7 @@ def instance_build(
     limits = generation_limits()
     first = run_generator(source, params, scratch / "run1", backend, limits)
     second = run_generator(source, params, scratch / "run2", backend, limits)
-    first_hashes, second_hashes = tree_hashes(first), tree_hashes(second)
+    first_hashes, second_hashes = determinism_hashes(first), determinism_hashes(second)
     if first_hashes != second_hashes:
         differing = sorted(k for k in first_hashes.keys() | second_hashes.keys()
                            if first_hashes.get(k) != second_hashes.get(k))
@@ -264,6 +268,85 @@ def scratch_root() -> Path:
     return root
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What one task directory would do in the catalog, before anything is generated."""
+
+    directory: Path
+    label: str  # "<domain>/<dir>" or the task id once read
+    source: TaskSource | None
+    problem: str = ""  # why it is refused ("" when it loads)
+    kept_instead: str = ""  # set when an id clash leaves this directory out by the operator's choice
+
+    @property
+    def line(self) -> str:
+        if self.problem:
+            return f"refused          {self.label}  {self.problem}"
+        assert self.source is not None
+        if self.kept_instead:
+            return f"not loaded       {self.label}  {self.kept_instead}"
+        notes = [f"unscorable here: {self.source.unscorable}"] if self.source.unscorable else []
+        notes += [f"{len(self.source.warnings)} warning(s)"] if self.source.warnings else []
+        verdict = "definition only" if self.source.definition_only else "loadable"
+        return f"{verdict:<16} {self.label}  {'; '.join(notes)}".rstrip()
+
+
+def _catalog_owner(task_id: str, directory: Path) -> str | None:
+    """Where the catalog already has `task_id` from, if that is another directory still on disk."""
+    existing = Task.objects.filter(id=task_id).exclude(status=Task.Status.RETIRED).values_list(
+        "source_dir", flat=True).first()
+    if not existing or Path(existing).resolve() == directory.resolve():
+        return None
+    return existing if any((Path(existing) / n).is_file() for n in ("task.yaml", "task_meta.yaml")) else None
+
+
+def catalog_check(*, roots: list[Path], on_id_clash: str | None = None) -> list[Verdict]:
+    """Read every task directory under `roots` as catalog_load would, and say what it would do.
+
+    Nothing is generated or stored. Each `<domain>/<task>/` directory gets one verdict: loadable,
+    definition only (published without generator), or refused with the reason; none is skipped.
+    Ids: a directory whose id another directory already holds (in the catalog, or earlier in
+    `roots`) follows `on_id_clash` (settings.CATALOG_ID_CLASH): refuse names both sources,
+    keep leaves the newcomer out, replace lets the newcomer win.
+    """
+    policy = on_id_clash or settings.CATALOG_ID_CLASH
+    verdicts: list[Verdict] = []
+    owner: dict[str, int] = {}  # task id -> index in verdicts of the directory that holds it
+    for root in roots:
+        for directory in candidate_task_dirs(root):
+            label = f"{directory.parent.name}/{directory.name}"
+            try:
+                source = read_task_dir(directory, root)
+            except TaskProblem as exc:
+                verdicts.append(Verdict(directory, label, None, str(exc)))
+                continue
+            except Exception as exc:  # a broken task must not stop the others
+                logger.exception("could not read task %s", label)
+                verdicts.append(Verdict(directory, label, None, f"{type(exc).__name__}: {exc}"))
+                continue
+            verdict = Verdict(directory, source.task_id, source)
+            earlier = owner.get(source.task_id)
+            other = str(verdicts[earlier].directory) if earlier is not None else _catalog_owner(
+                source.task_id, directory)
+            if other is None:
+                owner[source.task_id] = len(verdicts)
+                verdicts.append(verdict)
+                continue
+            clash = f"id {source.task_id} is also defined by {other}; this directory is {directory}"
+            if policy == "keep":
+                verdicts.append(dataclasses.replace(verdict, kept_instead=f"{clash}: kept {other} (id clash: keep)"))
+            elif policy == "replace":
+                if earlier is not None:
+                    verdicts[earlier] = dataclasses.replace(
+                        verdicts[earlier], kept_instead=f"{clash}: replaced by {directory} (id clash: replace)")
+                owner[source.task_id] = len(verdicts)
+                verdicts.append(verdict)
+            else:
+                hint = "set ASIBENCH_CATALOG_ID_CLASH (or --on-id-clash) to keep or replace to choose one"
+                verdicts.append(dataclasses.replace(verdict, problem=f"{clash}; {hint}"))
+    return verdicts
+
+
 def catalog_load(
     *,
     tasks_root: Path | list[Path] | None = None,
@@ -271,11 +354,14 @@ def catalog_load(
     only_tasks: set[str] | None = None,
     echo: Callable[[str], None] | None = None,
     backend: SandboxBackend | None = None,
+    on_id_clash: str | None = None,
 ) -> LoadReport:
     """Load `tasks/` into the catalog and generate each dataset's instances.
 
     Idempotent and incremental: a task whose files are unchanged keeps its instances.
-    A task that fails is reported by name and left out; the others still load.
+    A task that fails is reported by name and left out; the others still load. A task
+    published without its generator is loaded for its scoring contract only
+    ("definition only: not generated").
     """
     roots = [Path(tasks_root)] if isinstance(tasks_root, (str, Path)) else [
         Path(r) for r in (tasks_root or catalog_roots())
@@ -284,21 +370,27 @@ def catalog_load(
     wanted = [datasets[name] for name in dataset_names]
     report = LoadReport()
     seen: set[str] = set()
-    for tasks_root, directory in ((root, d) for root in roots for d in discover_task_dirs(root)):
-        label = f"{directory.parent.name}/{directory.name}"
-        try:
-            source = read_task_dir(directory, tasks_root)
-        except TaskProblem as exc:
-            report.add(LoadLine(label, "", "failed", str(exc)), echo)
+    for verdict in catalog_check(roots=roots, on_id_clash=on_id_clash):
+        if verdict.source is None or verdict.problem:
+            report.add(LoadLine(verdict.label, "", "failed", verdict.problem), echo)
+            if verdict.source is not None:
+                seen.add(verdict.source.task_id)  # refused for now, not gone: keep what the catalog has
             continue
-        except Exception as exc:  # a broken task must not stop the others
-            logger.exception("could not read task %s", label)
-            report.add(LoadLine(label, "", "failed", f"{type(exc).__name__}: {exc}"), echo)
-            continue
+        source = verdict.source
         seen.add(source.task_id)
+        if verdict.kept_instead:
+            report.add(LoadLine(source.task_id, "", "kept", verdict.kept_instead), echo)
+            continue
         if only_tasks and source.task_id not in only_tasks:
             continue
         task = _task_upsert(source)
+        for warning in source.warnings:
+            report.add(LoadLine(source.task_id, "", "warning", warning), echo)
+        if source.unscorable:
+            report.add(LoadLine(source.task_id, "", "warning", f"unscorable here: {source.unscorable}"), echo)
+        if source.definition_only:
+            report.add(LoadLine(source.task_id, "", "definition", "definition only: not generated"), echo)
+            continue
         stale = []
         for dataset in wanted:
             current = Instance.objects.filter(task=task, dataset=dataset).first()
@@ -344,7 +436,7 @@ def catalog_install(*, directory: Path, link: Path, dataset_names: Iterable[str]
     last step, `link` (a symbolic link next to `directory`) is swapped to `directory` by one
     rename. Raises TaskProblem, and changes nothing, when any of it fails.
     """
-    staged = read_task_dir(directory, link.parent.parent)
+    staged = read_task_dir(directory, link.parent.parent, proposal=True)
     source = dataclasses.replace(staged, directory=link)
     datasets = {d.name: d for d in datasets_ensure()}
     with scratch_tree("asibench-publish-", scratch_root()) as tmp:

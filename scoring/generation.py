@@ -15,13 +15,28 @@ from typing import Any
 
 import yaml
 
-from scoring.engine import anonymised_task_id, declared_outputs, digests, load_task, public_task_eval, static_validate
+from scoring.engine import (
+    TaskDefinitionError,
+    anonymised_task_id,
+    declared_outputs,
+    digests,
+    load_task,
+    public_task_eval,
+    static_validate,
+)
+from scoring.engine.custom import unavailable_imports
 from scoring.engine.safe_yaml import untrusted_yaml_load
-from scoring.engine.taskdef import PROMPT_LEVELS
+from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
+from scoring.runtimes import runtime_problems
 from scoring.sandbox import Limits, SandboxBackend
 from scoring.sandbox.outputs import UnsafeOutput, collect_outputs
 
-TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
+# Catalog ids: the official catalog's own ids pass (one task name starts with a digit:
+# earth_science.2_e_soil_carbon_nitrogen_cycling); proposals keep the Portal's stricter rule.
+TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9][a-z0-9_]*$")
+# What a proposal must contain before it is published (ours: the official pre-submit demands
+# neither solution/ nor reference_specs.md). A task directory a maintainer loads needs only a
+# definition; what it lacks of this list becomes a warning on the task.
 REQUIRED_FILES = (
     "task_meta.yaml",
     "task_eval.yaml",
@@ -32,6 +47,8 @@ REQUIRED_FILES = (
     "prompt_b4.md",
     "reference_specs.md",
 )
+DEFINITION_FILES = ("task.yaml", "task_meta.yaml")
+DEFAULT_GENERATOR = "generate_gt.py"
 LOADABLE_STATUSES = {"sample", "final"}
 # Keys of task_meta.yaml that are framework-internal or private; never shown publicly.
 PRIVATE_META_KEYS = {"evaluation", "generation", "execution", "timeout"}
@@ -61,6 +78,13 @@ class TaskSource:
     source_hash: str
     generator_hash: str
     task: dict[str, Any]  # the merged definition (private)
+    layout: str = "split"  # "split" (task_meta.yaml + task_eval.yaml) or "legacy" (task.yaml)
+    generator: str = DEFAULT_GENERATOR
+    # Published without its generator (and prompts): loaded for its scoring contract, never generated.
+    definition_only: bool = False
+    # Why scoring here cannot run the task's custom scorer ("" when it can).
+    unscorable: str = ""
+    warnings: tuple[str, ...] = ()
 
 
 def tree_hashes(root: Path) -> dict[str, str]:
@@ -81,33 +105,91 @@ def _public_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return public
 
 
-def read_task_dir(directory: Path, tasks_root: Path | None = None) -> TaskSource:
-    missing = [name for name in REQUIRED_FILES if not (directory / name).is_file()]
-    if not (directory / "solution").is_dir():
-        missing.append("solution/")
-    if missing:
-        raise TaskProblem(f"missing required files: {', '.join(missing)}")
+def _definition(directory: Path) -> tuple[str, dict[str, Any]]:
+    """(layout, the file that carries id and status) read the way the official loader reads it."""
+    name = next((n for n in DEFINITION_FILES if (directory / n).is_file()), None)
+    if name is None:
+        raise TaskProblem(f"neither {' nor '.join(DEFINITION_FILES)} exists")
     try:
-        meta = untrusted_yaml_load((directory / "task_meta.yaml").read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise TaskProblem(f"task_meta.yaml is not valid YAML: {exc}") from exc
+        meta = untrusted_yaml_load((directory / name).read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
+        raise TaskProblem(f"{name} is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
-        raise TaskProblem("task_meta.yaml is not a mapping")
+        raise TaskProblem(f"{name} is not a mapping")
+    return ("legacy" if name == "task.yaml" else "split"), meta
+
+
+def _generator_name(task: dict[str, Any]) -> str:
+    generation = task.get("generation")
+    script = generation.get("script") if isinstance(generation, dict) else None
+    if not isinstance(script, str) or not script.strip():
+        return DEFAULT_GENERATOR
+    if Path(script).name != script or script.startswith("."):
+        raise TaskProblem(f"generation.script {script!r} must name a file in the task directory")
+    return script
+
+
+def _maintainer_warnings(directory: Path, generator: str) -> list[str]:
+    """What our proposals require and this directory lacks: fine for a maintainer's load."""
+    warnings = []
+    if not (directory / "solution").is_dir():
+        warnings.append("no solution/ (reference solver): the tests cannot check the task end to end")
+    if not (directory / "reference_specs.md").is_file():
+        warnings.append("no reference_specs.md (notes for reviewers on correct answers)")
+    source = (directory / generator).read_text(encoding="utf-8", errors="replace")
+    if not re.search(r"^(INPUT_SPEC|OUTPUT_SPEC)\b", source, re.MULTILINE):
+        warnings.append(f"{generator} declares no INPUT_SPEC/OUTPUT_SPEC (the Portal's generator contract)")
+    return warnings
+
+
+def read_task_dir(directory: Path, tasks_root: Path | None = None, *, proposal: bool = False) -> TaskSource:
+    """Read one task directory, in either official layout, into what the catalog stores.
+
+    `proposal` applies the Portal's stricter rules for a published proposal (REQUIRED_FILES,
+    solution/); a maintainer's directory needs only a definition, and without its generator it
+    loads as definition-only. Raises TaskProblem with the reason when it cannot load.
+    """
+    if proposal:
+        missing = [name for name in REQUIRED_FILES if not (directory / name).is_file()]
+        if not (directory / "solution").is_dir():
+            missing.append("solution/")
+        if missing:
+            raise TaskProblem(f"missing required files: {', '.join(missing)}")
+    layout, meta = _definition(directory)
     task_id = str(meta.get("id", "")).strip()
     if not TASK_ID_RE.match(task_id):
         raise TaskProblem(f"bad task id {task_id!r}: expected '<domain>.<task_name>' in lowercase snake case")
-    errors, _warnings = static_validate(directory, tasks_root)
+    try:
+        task = load_task(directory)
+    except TaskDefinitionError as exc:
+        raise TaskProblem(str(exc)) from None
+    generator = _generator_name(task)
+    definition_only = not (directory / generator).is_file()
+    errors, static_warnings = static_validate(directory, tasks_root, definition_only=definition_only)
     if errors:
         raise TaskProblem("; ".join(errors))
     status = str(meta.get("status", ""))
     if status not in LOADABLE_STATUSES:
         raise TaskProblem(f"status {status!r} is not loadable (only sample and final tasks enter the catalog)")
-    task = load_task(directory)
-    prompts_map = meta.get("prompts") or {}
-    prompts = {
-        level: (directory / prompts_map.get(level, f"prompt_{level}.md")).read_text(encoding="utf-8")
-        for level in PROMPT_LEVELS
-    }
+    warnings = list(static_warnings)
+    runtime = runtime_problems(python=task.get("_runtime_python"), packages=task.get("_runtime_packages") or [])
+    if runtime and not definition_only:
+        raise TaskProblem("runtime cannot be satisfied here: " + "; ".join(runtime))
+    warnings += [f"runtime not available here (never generated, so not needed): {p}" for p in runtime]
+    unavailable = unavailable_imports(directory)
+    unscorable = f"custom_scorer.py imports {', '.join(unavailable)}" if unavailable else ""
+    prompts: dict[str, str] = {}
+    if not definition_only:
+        warnings += _maintainer_warnings(directory, generator)
+        prompts_map = mapping_at(task, "prompts")
+        prompts = {
+            level: (directory / str(prompts_map.get(level) or f"prompt_{level}.md")).read_text(encoding="utf-8")
+            for level in PROMPT_LEVELS
+            if (directory / str(prompts_map.get(level) or f"prompt_{level}.md")).is_file()
+        }
+        missing_levels = [level for level in PROMPT_LEVELS if level not in prompts]
+        if missing_levels:
+            raise TaskProblem(f"no prompt for {', '.join(missing_levels)}")
     hashes = tree_hashes(directory)
     return TaskSource(
         directory=directory,
@@ -121,17 +203,33 @@ def read_task_dir(directory: Path, tasks_root: Path | None = None) -> TaskSource
         prompts=prompts,
         declared_outputs=declared_outputs(task),
         source_hash=_hash_of_hashes(hashes),
-        generator_hash=hashes["generate_gt.py"],
+        generator_hash=hashes.get(generator, ""),
         task=task,
+        layout=layout,
+        generator=generator,
+        definition_only=definition_only,
+        unscorable=unscorable,
+        warnings=tuple(warnings),
+    )
+
+
+def candidate_task_dirs(tasks_root: Path) -> list[Path]:
+    """Every `<domain>/<task>/` directory, definition or not (`_template` and hidden ones aside),
+    so a directory that cannot load is reported by name rather than passed over."""
+    return sorted(
+        d for d in tasks_root.glob("*/*")
+        if d.is_dir() and not d.name.startswith(("_", ".")) and not d.parent.name.startswith(("_", "."))
     )
 
 
 def discover_task_dirs(tasks_root: Path) -> list[Path]:
-    return sorted(
+    """Every `<domain>/<task>/` holding a definition in either layout (`_template` and hidden ones aside)."""
+    return sorted({
         p.parent
-        for p in tasks_root.glob("*/*/task_meta.yaml")
+        for name in DEFINITION_FILES
+        for p in tasks_root.glob(f"*/*/{name}")
         if not p.parent.name.startswith(("_", "."))
-    )
+    })
 
 
 def run_generator(
@@ -148,7 +246,7 @@ def run_generator(
     out_dir.mkdir(parents=True)
     argv = [
         *backend.python_command(),
-        str(source.directory / "generate_gt.py"),
+        str(source.directory / source.generator),
         "--output-dir",
         str(out_dir),
         "--params",
@@ -170,6 +268,11 @@ def run_generator(
         if not any(name.startswith(f"{required}/") and not name.endswith("/") for name in files):
             raise GenerationFailed(f"generator wrote no {required}/ files")
     return instance_dir
+
+
+def determinism_hashes(instance_dir: Path) -> dict[str, str]:
+    """What two runs of a generator must agree on (the rule at digests.VOLATILE_INSTANCE_META_KEYS)."""
+    return digests.determinism_hashes(instance_dir, skip=lambda path: "__pycache__" in path.parts)
 
 
 def read_params_used(instance_dir: Path, fallback: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,8 @@ class Task(models.Model):
         SAMPLE = "sample"
         FINAL = "final"
         RETIRED = "retired"
+        # Loaded for its scoring contract only: published without generator and prompts, never generated.
+        DEFINITION_ONLY = "definition", "definition only: not generated"
 
     id = models.CharField(primary_key=True, max_length=120)  # "<domain>.<task_name>"
     domain = models.CharField(max_length=50, db_index=True)
@@ -27,6 +29,10 @@ class Task(models.Model):
     source_hash = models.CharField(max_length=64)  # sha256 over every file of the task directory
     source_dir = models.CharField(max_length=500)  # private: where the scoring side reads it
     loaded_at = models.DateTimeField(default=timezone.now)
+    # What the directory lacks that our proposals require (solution/, reference_specs.md, …).
+    load_warnings = models.JSONField(default=list, blank=True)
+    # Set when its custom scorer imports what scoring here cannot provide (the modules named).
+    unscorable_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ["domain", "id"]

@@ -12,9 +12,13 @@
 set -euo pipefail
 
 SOCKET="${ASIBENCH_ENGINE_SOCKET:-/run/asibench-podman.sock}"
-BASE_IMAGE="${ASIBENCH_SANDBOX_BASE_IMAGE:-localhost/asibench-scoring-base:bookworm}"
 IMAGE="${ASIBENCH_SANDBOX_IMAGE:-asibench-scoring:latest}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+# The scientific stack the sandbox carries; the base image's tag names these pins, so changing
+# one builds a new base instead of leaving the Dockerfile to reach a registry.
+SCORING_PINS_RE='^(numpy|scipy|pandas|matplotlib|pillow|PyYAML|click|rich|requests)=='
+pins_tag="$(grep -E "$SCORING_PINS_RE" "$ROOT/requirements/base.txt" | sha256sum | cut -c1-12)"
+BASE_IMAGE="${ASIBENCH_SANDBOX_BASE_IMAGE:-localhost/asibench-scoring-base:bookworm-$pins_tag}"
 LOG_DIR="${ASIBENCH_ENGINE_LOG_DIR:-/var/log/asibench}"
 # Any pip works for fetching the wheels; the project's venv (made by `make test-deps`) has one.
 if [ -z "${PYTHON:-}" ]; then
@@ -100,7 +104,7 @@ if ! podman image exists "$BASE_IMAGE"; then
   debootstrap --variant=minbase --include=python3,python-is-python3 \
     bookworm "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
     || { tail -n 20 "$work/debootstrap.log" >&2; exit 1; }
-  grep -E '^(numpy|scipy|PyYAML|click|rich|requests)==' "$ROOT/requirements/base.txt" > "$work/pins.txt"
+  grep -E "$SCORING_PINS_RE" "$ROOT/requirements/base.txt" > "$work/pins.txt"
   sed -E 's/\[[^]]*\]//' "$ROOT/requirements/base.txt" > "$work/constraints.txt"  # pip: no extras here
   "$PYTHON" -m pip install -q --disable-pip-version-check --no-compile \
     --target "$work/rootfs/usr/local/lib/python3.11/dist-packages" \

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import importlib
 import importlib.util
 import math
 import sys
@@ -111,3 +113,98 @@ def coerce_detail(value: Any) -> ScoreDetail:
         raise ValueError(f"scorer returned a non-finite score ({value.score!r}/{value.max_score!r})")
     details = value.details if isinstance(value.details, dict) else {"details": value.details}
     return ScoreDetail(str(value.scorer_name), score, max_score, bool(value.passed), details, str(value.message or ""))
+
+
+_OPTIONAL_IMPORT_GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def _guarded_nodes(tree: ast.AST) -> set[int]:
+    """Import statements inside ``try: … except ImportError:`` (optional, so never missing)."""
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        caught: set[str] = set()
+        for handler in node.handlers:
+            if handler.type is None:
+                caught.add("BaseException")
+                continue
+            for expr in handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]:
+                if isinstance(expr, ast.Name):
+                    caught.add(expr.id)
+        if caught & _OPTIONAL_IMPORT_GUARDS:
+            guarded.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+    return guarded
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, names imported from it) for every absolute, unguarded import in ``path``."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=path.name)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return []  # loading it reports the real error
+    guarded = _guarded_nodes(tree)
+    found: list[tuple[str, list[str]]] = []
+    for node in ast.walk(tree):
+        if id(node) in guarded:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.module, [alias.name for alias in node.names if alias.name != "*"]))
+    return found
+
+
+def _compat_has(module: str, names: list[str]) -> str | None:
+    """None when our ``ai4sci_bench`` stand-in provides ``module`` (and ``names``), else what is missing."""
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError:
+        return module
+    for name in names:
+        if hasattr(loaded, name):
+            continue
+        try:
+            importlib.import_module(f"{module}.{name}")
+        except ImportError:
+            return f"{module}.{name}"
+    return None
+
+
+def unavailable_imports(task_dir: Path) -> list[str]:
+    """What ``custom_scorer.py`` (and the task's helper modules it imports) needs that scoring here
+    cannot give it: a part of ``ai4sci_bench`` outside our compatibility layer, or a module that is
+    neither in the task directory, the standard library nor the scoring environment.
+
+    Read from the source, without running it, so a task is known to be unscorable when it is
+    loaded rather than when a submission is scored. Imports inside ``try/except ImportError``
+    are optional and never count.
+    """
+    task_dir = Path(task_dir)
+    first = task_dir / CUSTOM_SCORER_FILE
+    if not first.is_file():
+        return []
+    missing: list[str] = []
+    pending, visited = [first], set()
+    with custom_runtime(task_dir):
+        while pending:
+            path = pending.pop()
+            if path in visited:
+                continue
+            visited.add(path)
+            for module, names in _imports(path):
+                top = module.split(".")[0]
+                if top == SHIM_PACKAGE:
+                    gap = _compat_has(module, names)
+                    if gap:
+                        missing.append(f"{gap} (not part of this Portal's ai4sci_bench compatibility layer)")
+                    continue
+                helper = task_dir / f"{top}.py"
+                if helper.is_file() or (task_dir / top / "__init__.py").is_file():
+                    if helper.is_file():
+                        pending.append(helper)
+                    continue
+                if top in sys.stdlib_module_names or importlib.util.find_spec(top) is not None:
+                    continue
+                missing.append(f"{top} (neither in the task directory nor installed in the scoring environment)")
+    return sorted(set(missing))

@@ -65,3 +65,35 @@ def input_digest(file_hashes: dict[str, str]) -> str:
 def instance_dir_input_digest(instance_dir: Path) -> str:
     root = Path(instance_dir)
     return input_digest(tree_hashes(root, skip=lambda path: not is_agent_input(path.relative_to(root).as_posix())))
+
+
+# The determinism rule, shared by `asibench validate --pre-submit` and the catalog: two runs of a
+# generator with the same parameters must write the same bytes in every file (data/, reference/,
+# rendered prompts, anything else), except instance_meta.json, which must agree once these
+# top-level bookkeeping keys are left out: official generators record how long they took there.
+VOLATILE_INSTANCE_META_KEYS = frozenset({
+    "generation_time_seconds", "generation_time", "elapsed_seconds", "wall_time_seconds",
+    "generated_at", "timestamp", "hostname",
+})
+INSTANCE_META = "instance_meta.json"
+
+
+def instance_meta_digest(path: Path) -> str:
+    """sha256 of instance_meta.json without its volatile keys (of its bytes when it is not a JSON object)."""
+    raw = Path(path).read_bytes()
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return sha256_bytes(raw)
+    if not isinstance(meta, dict):
+        return sha256_bytes(raw)
+    stable = {k: v for k, v in meta.items() if k not in VOLATILE_INSTANCE_META_KEYS}
+    return sha256_bytes(json.dumps(stable, sort_keys=True).encode())
+
+
+def determinism_hashes(root: Path, skip: Callable[[Path], bool] = lambda _: False) -> dict[str, str]:
+    """tree_hashes of a generated instance under the determinism rule above."""
+    hashes = tree_hashes(root, skip)
+    if INSTANCE_META in hashes:
+        hashes[INSTANCE_META] = instance_meta_digest(Path(root) / INSTANCE_META)
+    return hashes

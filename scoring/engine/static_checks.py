@@ -70,11 +70,14 @@ def static_validate(
     task_dir: Path,
     tasks_root: Path | None = None,
     scores_dir: Path | None = None,
+    definition_only: bool = False,
 ) -> tuple[list[str], list[str]]:
     """Return ``(errors, warnings)`` for a task directory; errors mean the task is rejected.
 
     ``tasks_root`` defaults to the grandparent directory when it is named ``tasks``;
     the final-task difficulty check (#18) runs only when ``scores_dir`` is given.
+    ``definition_only`` checks a task as published without its private files (prompts,
+    generator): only its identity and scoring contract.
     """
     task_dir = Path(task_dir)
     errors: list[str] = []
@@ -112,8 +115,9 @@ def static_validate(
 
     if not abandoned:
         _check_evaluation(task, task_dir, errors, warnings)
-        _check_prompts(task, task_dir, errors)
-        _check_generation(task, task_dir, errors)
+        if not definition_only:
+            _check_prompts(task, task_dir, errors)
+            _check_generation(task, task_dir, errors)
 
     _check_id(task, task_dir, tasks_root, errors, warnings)
     _check_task_info(task_dir, errors, warnings)

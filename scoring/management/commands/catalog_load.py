@@ -1,3 +1,4 @@
+import argparse
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -6,13 +7,18 @@ from scoring.catalog import catalog_load
 
 
 class Command(BaseCommand):
-    help = "Load tasks/ into the catalog and generate the datasets' instances (idempotent, incremental)."
+    help = ("Load tasks/ into the catalog and generate the datasets' instances (idempotent, incremental). "
+            "Exits non-zero when any task directory could not be loaded, each named with its reason.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tasks-dir", type=Path, default=None)
         parser.add_argument("--datasets", default="seed42,seed31415")
         parser.add_argument("--tasks", default="", help="Comma-separated task ids (default: all).")
-        parser.add_argument("--strict", action="store_true", help="Exit non-zero if any task failed.")
+        parser.add_argument("--on-id-clash", choices=("refuse", "keep", "replace"), default=None,
+                            help="Two directories with one id: refuse both new ones (default: "
+                                 "ASIBENCH_CATALOG_ID_CLASH), keep the catalog's, or replace it.")
+        # Kept so existing scripts still work: failures always make the exit status non-zero now.
+        parser.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
 
     def handle(self, *args: object, **options: object) -> None:
         only = {t.strip() for t in str(options["tasks"]).split(",") if t.strip()} or None
@@ -21,8 +27,12 @@ class Command(BaseCommand):
             dataset_names=[d.strip() for d in str(options["datasets"]).split(",") if d.strip()],
             only_tasks=only,
             echo=self.stdout.write,
+            on_id_clash=options["on_id_clash"],  # type: ignore[arg-type]
         )
         failures = report.failures
-        self.stdout.write(f"{len(report.lines) - len(failures)} ok, {len(failures)} failed")
-        if failures and options["strict"]:
-            raise CommandError("; ".join(f"{f.task}: {f.detail}" for f in failures))
+        definition = sum(1 for line in report.lines if line.outcome == "definition")
+        self.stdout.write(f"{len(report.lines) - len(failures)} ok ({definition} definition only), "
+                          f"{len(failures)} failed")
+        if failures:
+            raise CommandError("could not load: " + "; ".join(f"{f.task}: {f.detail}" for f in failures))
+

@@ -70,7 +70,7 @@ def test_archives_are_byte_identical_across_regeneration(db, tmp_path):
 @pytest.mark.parametrize(
     ("name", "edit", "reason"),
     [
-        ("missing_prompt", lambda d: (d / "prompt_b2.md").unlink(), "missing required files: prompt_b2.md"),
+        ("missing_prompt", lambda d: (d / "prompt_b2.md").unlink(), "prompts.b2: prompt_b2.md does not exist"),
         ("bad_id", lambda d: (d / "task_meta.yaml").write_text(
             (d / "task_meta.yaml").read_text().replace("id: demo.bad_id", "id: Demo.Bad-Id")), "bad task id"),
         ("crashes", lambda d: patch_generator(d, "    raise RuntimeError('boom in generator')\n"),
