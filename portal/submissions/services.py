@@ -19,7 +19,14 @@ from django.utils import timezone
 from cli_client.formats.agent_label import agent_label
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
-from portal.errors import NotFound, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
+from portal.errors import (
+    NotFound,
+    PayloadTooLarge,
+    PortalError,
+    QuotaExceeded,
+    ServiceUnavailable,
+    ValidationFailed,
+)
 from portal.submissions.bundle_verify import (
     BundleLimits,
     BundleRejected,
@@ -32,6 +39,7 @@ from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.scoring_tasks import score_submission
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, Instance, Task
+from scoring.storage_errors import STORAGE_ERRORS
 
 logger = logging.getLogger(__name__)
 OFFICIAL_DATASET = "seed42"
@@ -195,7 +203,14 @@ def _draft_create(
     }
     try:
         with archive_path.open("rb") as raw:
-            submission.archive = default_storage.save(f"submissions/{submission.id}.tar.gz", _TempArchive(raw))
+            try:
+                submission.archive = default_storage.save(f"submissions/{submission.id}.tar.gz", _TempArchive(raw))
+            except STORAGE_ERRORS as exc:
+                logger.warning("storing bundle %s failed: %s", submission.id, exc)
+                _storage_leftover_delete(f"submissions/{submission.id}.tar.gz")
+                raise ServiceUnavailable("The bundle was verified but could not be stored: the storage service "
+                                         "did not answer. Nothing was kept; upload it again in a few minutes.",
+                                         code="storage_unavailable") from None
         with transaction.atomic():
             submission.save()
             SubmissionEntry.objects.bulk_create(_entry(submission, e, instances[e.instance_id]) for e in bundle.entries)
@@ -208,6 +223,16 @@ def _draft_create(
             default_storage.delete(submission.archive)
         raise
     return submission
+
+
+def _storage_leftover_delete(name: str) -> None:
+    """A half-finished upload may have left the object behind (a multipart upload that failed at
+    its end); remove it if storage answers again, else there is nothing more we can do now."""
+    try:
+        if default_storage.exists(name):
+            default_storage.delete(name)
+    except STORAGE_ERRORS:
+        logger.warning("could not check for a leftover %s; storage still not answering", name)
 
 
 def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> SubmissionEntry:
