@@ -106,19 +106,26 @@ class Host:
             proc.wait(timeout=10)
 
     def pids(self) -> list[int]:
+        """Live (not zombie) processes in the host's network namespace."""
         out = _run("ip", "netns", "pids", self.ns, check=False).stdout
-        return [int(p) for p in out.split()]
+        return [int(p) for p in out.split() if _state_of(int(p)) not in (None, "Z")]
 
     def kill_everything(self) -> None:
         """SIGKILL of every process of the host: its network namespace's, and the sessions it started
-        (sandboxes run in their own network namespace, but in a session of the host's processes)."""
+        (sandboxes run in their own network namespace, but in a session of the host's processes).
+        Repeated until none is left, since a process may fork while the others are being killed."""
         sessions = {p.pid for p in self.procs.values()}
-        victims = set(self.pids()) | {pid for pid in _all_pids() if _session_of(pid) in sessions}
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        for _ in range(50):
+            victims = set(self.pids()) | {pid for pid in _all_pids() if _session_of(pid) in sessions}
+            victims = {pid for pid in victims if _state_of(pid) not in (None, "Z")}
+            if not victims:
+                break
+            for pid in victims:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
         for proc in self.procs.values():
             try:
                 proc.wait(timeout=10)
@@ -136,6 +143,13 @@ def _killpg(pgid: int) -> None:
 
 def _all_pids() -> list[int]:
     return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit()]
+
+
+def _state_of(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def _session_of(pid: int) -> int | None:
@@ -310,13 +324,14 @@ class Layout:
     def shell(self, host: Host, code: str) -> str:
         return self.manage(host, "shell", "-c", code)
 
-    def start_web(self) -> None:
+    def start_web(self, wait: bool = True) -> None:
         self.web.start("gunicorn", [str(VENV_BIN / "gunicorn"), "portal.wsgi:application", "--bind",
                                     f"{self.web.addr}:8000", "--workers", "3", "--threads", "4", "--timeout", "120"],
                        env=self.env(self.web), cwd=self.web.checkout)
-        _wait(lambda: _http_ok(self.url + "/healthz"), 60, "gunicorn on the web host")
+        if wait:
+            _wait(lambda: _http_ok(self.url + "/healthz"), 90, "gunicorn on the web host")
 
-    def start_worker(self, host: Host, concurrency: int = 2, beat: bool = False) -> None:
+    def start_worker(self, host: Host, concurrency: int = 2, beat: bool = False, wait: bool = True) -> None:
         env = self.env(host)
         log = host.log("worker")
         before = log.read_text(errors="replace").count("ready.") if log.exists() else 0
@@ -326,19 +341,16 @@ class Layout:
         if beat:
             host.start("beat", [PYTHON, "-m", "celery", "-A", "portal", "beat", "--loglevel", "INFO",
                                 "--schedule", str(host.var_dir / "celerybeat-schedule")], env=env, cwd=host.checkout)
-        _wait(lambda: log.read_text(errors="replace").count("ready.") > before, 90, f"{host.name}'s worker")
+        if wait:
+            _wait(lambda: log.read_text(errors="replace").count("ready.") > before, 120, f"{host.name}'s worker")
 
-    def step(self, what: str) -> None:
-        now = time.monotonic()
-        with (self.base / "timings.log").open("a") as log:
-            log.write(f"{now - self._t0:7.1f}s {what}\n")
-
-    def start(self, catalog_tasks: list[str] | None = None) -> None:
+    def start_backend(self, catalog_tasks: list[str] | None = None) -> None:
+        """The network, the services, each host's checkout, the schema and the catalog (from a copy of
+        tasks/ that is deleted once loaded: whatever a worker needs of a task must be in S3 or the database)."""
         self._t0 = time.monotonic()
         self._network()
         self.start_postgres()
         _create_db(self.services.addr)
-        self.step("postgres")
         self.start_redis()
         self.start_s3()
         self.s3().create_bucket(Bucket=BUCKET)
@@ -348,8 +360,6 @@ class Layout:
         self.step("services, checkouts")
         self.manage(self.web, "migrate", "--noinput")
         self.step("migrate")
-        # The catalog comes from a checkout that is gone once loaded: whatever a worker needs of a
-        # task must be in S3 or the database.
         loader = self.base / "loader-tasks"
         shutil.copytree(REPO / "tasks", loader, ignore=shutil.ignore_patterns("__pycache__"))
         args = ["catalog_load", "--tasks-dir", str(loader), "--datasets", "seed42", "--strict"]
@@ -358,10 +368,24 @@ class Layout:
         self.manage(self.web, *args)
         shutil.rmtree(loader)
         self.step("catalog_load")
-        self.start_web()
+
+    def start_portal(self) -> None:
+        """gunicorn on the web host, a worker on each worker host and beat on the first, started together."""
+        self.start_web(wait=False)
         for i, host in enumerate(self.workers):
-            self.start_worker(host, beat=i == 0)
+            self.start_worker(host, beat=i == 0, wait=False)
+        _wait(lambda: _http_ok(self.url + "/healthz"), 120, "gunicorn on the web host")
+        for host in self.workers:
+            _wait(lambda h=host: "ready." in h.log("worker").read_text(errors="replace"), 120, f"{host.name}'s worker")
         self.step("web and workers")
+
+    def step(self, what: str) -> None:
+        with (self.base / "timings.log").open("a") as log:
+            log.write(f"{time.monotonic() - self._t0:7.1f}s {what}\n")
+
+    def start(self, catalog_tasks: list[str] | None = None) -> None:
+        self.start_backend(catalog_tasks)
+        self.start_portal()
 
     def stop(self) -> None:
         for host in self.hosts.values():

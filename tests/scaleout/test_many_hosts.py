@@ -24,10 +24,35 @@ RESULTS_PER_RUN = TASKS * 4
 
 
 @pytest.fixture(scope="module")
-def layout() -> Iterator[Layout]:
+def layout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Layout]:
+    """The four hosts, with every task of tasks/ in seed42, and `layout.bundle`: `asibench run` of the
+    reference agent on every instance (pulled from S3), B1–B4, made while web and workers start."""
     hosts = Layout()
     try:
-        hosts.start()
+        hosts.start_backend()
+        base = tmp_path_factory.mktemp("scale-out")
+        made: dict[str, object] = {}
+
+        def make_bundle() -> None:
+            try:
+                instances = hosts.pull_instances(base / "instances")
+                made["tasks"] = len(list(instances.iterdir()))
+                results = agent_results(instances, base / "reference", REFERENCE_AGENT)
+                made["bundle"] = bundle_of(results, base / "bundles" / "reference.tar.gz")
+            except BaseException as exc:  # re-raised on the test's thread
+                made["error"] = exc
+
+        maker = threading.Thread(target=make_bundle)
+        maker.start()
+        try:
+            hosts.start_portal()
+        finally:
+            maker.join()
+        hosts.step("reference agent run")
+        if "error" in made:
+            raise made["error"]  # type: ignore[misc]
+        assert made["tasks"] == TASKS
+        hosts.bundle = made["bundle"]  # type: ignore[attr-defined]
         yield hosts
     finally:
         hosts.stop()
@@ -44,14 +69,8 @@ def layout() -> Iterator[Layout]:
 
 
 @pytest.fixture(scope="module")
-def bundle(layout: Layout, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`asibench run` of the reference agent on every instance of seed42 (pulled from S3), B1–B4, bundled."""
-    base = tmp_path_factory.mktemp("scale-out")
-    instances = layout.pull_instances(base / "instances")
-    assert len(list(instances.iterdir())) == TASKS
-    results = agent_results(instances, base / "reference", REFERENCE_AGENT)
-    layout.step("reference agent run")
-    return bundle_of(results, base / "bundles" / "reference.tar.gz")
+def bundle(layout: Layout) -> Path:
+    return layout.bundle  # type: ignore[attr-defined]
 
 
 _users = iter(range(10_000))
@@ -108,7 +127,7 @@ def test_a_worker_host_killed_mid_run_leaves_the_other_to_finish_the_run(layout,
              120, "worker-2 to take instances")
     assert layout.runs_state(ids).values() != {"scored"}, "still mid-run when the host dies"
     second.kill_everything()
-    assert second.pids() == []
+    assert second.pids() == [], "every process of worker-2 is gone"
     layout.wait_scored(ids, timeout=300)
     assert_each_result_scored_once(layout, ids)
     layout.start_worker(second)
