@@ -111,13 +111,13 @@ class LoadReport:
         return [line for line in self.lines if line.outcome == "failed"]
 
 
-def task_source_store(directory: Path, source: TaskSource) -> str:
+def task_source_store(directory: Path, *, task_id: str, source_hash: str) -> str:
     """The task's files as one archive in storage, named by their source hash: workers on any host
     score from it, never from the disk of the host that loaded or published the task."""
-    name = f"private/tasks/{source.task_id}-{source.source_hash[:16]}.tar.gz"
+    name = f"private/tasks/{task_id}-{source_hash[:16]}.tar.gz"
     members = sorted(p.name for p in directory.iterdir() if p.name != "__pycache__")
     with scratch_tree("asibench-task-", scratch_root()) as tmp:
-        sha256, _ = build_archive(directory, members, source.task_id, tmp / "task.tar.gz")
+        sha256, _ = build_archive(directory, members, task_id, tmp / "task.tar.gz")
         return _store(tmp / "task.tar.gz", name, sha256)
 
 
@@ -150,7 +150,7 @@ def task_source_dir(task: Task) -> Path:
 
 
 def _task_upsert(source: TaskSource, files: Path | None = None) -> Task:
-    archive = task_source_store(files or source.directory, source)
+    archive = task_source_store(files or source.directory, task_id=source.task_id, source_hash=source.source_hash)
     existing = Task.objects.filter(id=source.task_id).first()
     revision = 1 if existing is None else existing.revision + (existing.source_hash != source.source_hash)
     task, _ = Task.objects.update_or_create(
@@ -364,7 +364,10 @@ def catalog_load(
                     instance_store(built=item, source=source, task=task)
                 report.add(LoadLine(source.task_id, item.dataset.name, "generated"), echo)
     if only_tasks is None:
-        gone = Task.objects.exclude(id__in=seen).exclude(status=Task.Status.RETIRED)
+        # Tasks published from proposals are the proposals' to retire: this host's published dir
+        # may simply not hold a task another worker host published.
+        gone = Task.objects.exclude(id__in=seen).exclude(status=Task.Status.RETIRED).exclude(
+            source_dir__startswith=str(settings.PUBLISHED_TASKS_DIR))
         for task in gone:
             report.add(LoadLine(task.id, "", "retired", "no longer on disk"), echo)
         gone.update(status=Task.Status.RETIRED)

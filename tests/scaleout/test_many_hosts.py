@@ -138,15 +138,25 @@ def test_s3_stopping_during_an_upload_gives_503_with_a_reason_and_keeps_nothing(
     objects_before = set(layout.s3_keys("submissions/"))
     data = bundle.read_bytes()
 
-    def body() -> Iterator[bytes]:
-        yield data[: len(data) // 2]
-        layout.stop_s3()
-        yield data[len(data) // 2:]
+    class StopsS3HalfWay:
+        """The bundle as a sized body (Content-Length is sent); S3 goes down once half of it is out."""
+
+        sent = 0
+
+        def __len__(self) -> int:
+            return len(data)
+
+        def read(self, size: int = -1) -> bytes:
+            if self.sent >= len(data) // 2 and "s3-relay" in layout.services.procs:
+                layout.stop_s3()
+            chunk = data[self.sent: self.sent + (size if size > 0 else len(data))]
+            self.sent += len(chunk)
+            return chunk
 
     session = requests.Session()
     session.trust_env = False
     try:
-        response = session.post(f"{layout.url}/api/v1/submissions/bundle", data=body(), timeout=180,
+        response = session.post(f"{layout.url}/api/v1/submissions/bundle", data=StopsS3HalfWay(), timeout=180,
                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/gzip"})
     finally:
         layout.start_s3()
