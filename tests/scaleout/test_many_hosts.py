@@ -5,6 +5,7 @@ Every test checks that each result of each run is scored exactly once and none i
 """
 
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +29,12 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Layout]:
     """The four hosts, with every task of tasks/ in seed42, and `layout.bundle`: `asibench run` of the
     reference agent on every instance (pulled from S3), B1–B4, made while web and workers start."""
     hosts = Layout()
+
+    def interrupted(signum: int, frame: object) -> None:
+        raise SystemExit(f"signal {signum}: the layout is torn down first")
+
+    # A SIGTERM to pytest would otherwise skip the teardown and leave the namespaces behind.
+    previous = signal.signal(signal.SIGTERM, interrupted)
     try:
         hosts.start_backend()
         base = tmp_path_factory.mktemp("scale-out")
@@ -56,6 +63,7 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Layout]:
         yield hosts
     finally:
         hosts.stop()
+        signal.signal(signal.SIGTERM, previous)
         logs = OUTPUT_DIR / "scale-out"
         shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir(parents=True)
