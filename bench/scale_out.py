@@ -7,8 +7,8 @@ with PostgreSQL, Redis and S3, a web host with gunicorn, two worker hosts with C
 loads every task of tasks/ into seed42, runs the reference agent on it (B1–B4, not timed) and then,
 twice, uploads and confirms `--runs` runs of that bundle through the web host and times them until
 every result is scored: first with worker-2 stopped, then with both worker hosts (each Celery
-concurrency 2). During the second round two clients read the board (/leaderboard/) in a loop;
-their p50/p95 latency is printed. Both "hosts" share this machine's cores, so the second host adds
+concurrency 2). During both rounds two clients read the board (/leaderboard/) in a loop;
+their p50/p95 latency is printed per round. Both "hosts" share this machine's cores, so the second host adds
 parallelism only as far as the cores allow: the figure shows the work spreads, not a 2x speed-up.
 Needs root (ip netns). Leaves nothing behind.
 """
@@ -34,59 +34,72 @@ from tests.support import REFERENCE_AGENT, agent_results, bundle_of  # noqa: E40
 RESULTS_PER_BUNDLE_LEVELS = 4
 
 
-def _round(layout: Layout, bundle: Path, runs: int, tag: str, results_per_run: int) -> tuple[float, float]:
-    """(results/min, seconds) of `runs` runs from confirmation until every one ended."""
+class BoardReaders:
+    """Two clients reading the board in a loop while a round scores: latencies and statuses."""
+
+    def __init__(self, url: str):
+        self.url, self.latencies, self.statuses = url, [], []  # type: ignore[var-annotated]
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self._read) for _ in range(2)]
+
+    def _read(self) -> None:
+        session = requests.Session()
+        session.trust_env = False
+        while not self.stop.is_set():
+            t0 = time.monotonic()
+            self.statuses.append(session.get(f"{self.url}/leaderboard/", timeout=60).status_code)
+            self.latencies.append(time.monotonic() - t0)
+
+    def __enter__(self) -> BoardReaders:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join()
+
+    def summary(self) -> str:
+        cuts = statistics.quantiles(self.latencies, n=20) if len(self.latencies) >= 2 else self.latencies * 19
+        bad = sum(1 for s in self.statuses if s >= 500)
+        return (f"board p50 {statistics.median(self.latencies) * 1000:.0f} ms, p95 {cuts[18] * 1000:.0f} ms "
+                f"({len(self.latencies)} requests, {bad} 5xx)")
+
+
+def _round(layout: Layout, bundle: Path, runs: int, tag: str, results_per_run: int) -> tuple[float, float, str]:
+    """(results/min, seconds, board summary) of `runs` runs, from the first scoring run's start to the
+    last one's end as the database recorded them (the confirming process's own start is not counted)."""
     tokens = layout.users_with_tokens([f"bench-{tag}-{i}@scale.example" for i in range(runs)])
     ids = []
     for token in tokens:
         response = layout.upload(token, bundle)
         response.raise_for_status()
         ids.append(response.json()["submission_id"])
-    started = time.monotonic()
-    layout.confirm(ids)
-    state = layout.wait_scored(ids, timeout=1800)
-    elapsed = time.monotonic() - started
+    with BoardReaders(layout.url) as board:
+        layout.confirm(ids)
+        state = layout.wait_scored(ids, timeout=1800)
     failed = [sid for sid, status in state.items() if status != "scored"]
     if failed:
         raise SystemExit(f"runs failed: {failed}")
-    return runs * results_per_run / elapsed * 60, elapsed
+    (elapsed,), = layout.sql(
+        "SELECT extract(epoch FROM max(finished_at) - min(created_at))::float FROM scoring_scoringrun "
+        "WHERE submission_id::text = ANY(%s)", ids)
+    return runs * results_per_run / elapsed * 60, elapsed, board.summary()
 
 
 def measure(layout: Layout, bundle: Path, runs: int, results_per_run: int) -> list[str]:
-    """The bench's lines, on a started layout (worker-2 is stopped and started again)."""
+    """The bench's lines, on a started layout (worker-2 is stopped and started again). The board is
+    read by two clients in both rounds, so the rounds differ only in the number of worker hosts."""
     second = layout.workers[1]
     second.stop("worker")
-    one_rate, one_s = _round(layout, bundle, runs, "one", results_per_run)
+    one_rate, one_s, one_board = _round(layout, bundle, runs, "one", results_per_run)
     layout.start_worker(second)
-    latencies: list[float] = []
-    statuses: list[int] = []
-    stop = threading.Event()
-
-    def read_board() -> None:
-        session = requests.Session()
-        session.trust_env = False
-        while not stop.is_set():
-            t0 = time.monotonic()
-            statuses.append(session.get(f"{layout.url}/leaderboard/", timeout=60).status_code)
-            latencies.append(time.monotonic() - t0)
-
-    readers = [threading.Thread(target=read_board) for _ in range(2)]
-    for reader in readers:
-        reader.start()
-    try:
-        two_rate, two_s = _round(layout, bundle, runs, "two", results_per_run)
-    finally:
-        stop.set()
-        for reader in readers:
-            reader.join()
-    cuts = statistics.quantiles(latencies, n=20) if len(latencies) >= 2 else latencies * 19
-    bad = sum(1 for s in statuses if s >= 500)
+    two_rate, two_s, two_board = _round(layout, bundle, runs, "two", results_per_run)
     total = runs * results_per_run
     return [
-        f"1 worker host : {one_rate:7.0f} results/min  ({total} results in {one_s:.1f} s)",
-        f"2 worker hosts: {two_rate:7.0f} results/min  ({total} results in {two_s:.1f} s)",
-        f"board during scoring: p50 {statistics.median(latencies) * 1000:.0f} ms, p95 {cuts[18] * 1000:.0f} ms "
-        f"({len(latencies)} requests, {bad} 5xx)",
+        f"1 worker host : {one_rate:7.0f} results/min  ({total} results in {one_s:.1f} s); during scoring {one_board}",
+        f"2 worker hosts: {two_rate:7.0f} results/min  ({total} results in {two_s:.1f} s); during scoring {two_board}",
     ]
 
 
