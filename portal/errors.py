@@ -50,3 +50,10 @@ class QuotaExceeded(PortalError):
 
     status_code = 429
     code = "quota_exceeded"
+
+
+class ServiceUnavailable(PortalError):
+    """A service the Portal stores into (S3, the database) did not answer: nothing was kept, try again."""
+
+    status_code = 503
+    code = "storage_unavailable"

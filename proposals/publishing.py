@@ -78,8 +78,8 @@ def publish_revision(revision: Revision, *, dataset_names: list[str], status: st
         raise Conflict(f"{task_id} already exists in the catalog from another source.", code="catalog_task")
     files = {f.path: f.blob for f in revision.files.all() if f.path not in EXCLUDED_FILES}
     meta_text = blob_read(files["task_meta.yaml"]).decode("utf-8")
-    previous = str(load_yaml((target / "task_meta.yaml").read_bytes()).get("version") or "") \
-        if (target / "task_meta.yaml").is_file() else None
+    # From the database, not this host's disk: the last publication may have run on another worker host.
+    previous = existing.version if existing is not None else None
     version = next_version(str(load_yaml(meta_text.encode()).get("version") or "0"), previous)
 
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ import logging
 import os
 import shutil
 import tarfile
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,7 +113,46 @@ class LoadReport:
         return [line for line in self.lines if line.outcome == "failed"]
 
 
-def _task_upsert(source: TaskSource) -> Task:
+def task_source_store(directory: Path, *, task_id: str, source_hash: str) -> str:
+    """The task's files as one archive in storage, named by their source hash: workers on any host
+    score from it, never from the disk of the host that loaded or published the task."""
+    name = f"private/tasks/{task_id}-{source_hash[:16]}.tar.gz"
+    members = sorted(p.name for p in directory.iterdir() if p.name != "__pycache__")
+    with scratch_tree("asibench-task-", scratch_root()) as tmp:
+        sha256, _ = build_archive(directory, members, task_id, tmp / "task.tar.gz")
+        return _store(tmp / "task.tar.gz", name, sha256)
+
+
+def task_source_dir(task: Task) -> Path:
+    """A local copy of the task's files, unpacked once per host from storage (keyed by the source
+    hash, so a changed task never reuses an old copy). Tasks stored without an archive (loaded
+    before archives existed) are read from `source_dir` until the next catalog load."""
+    if not task.source_archive:
+        return Path(task.source_dir)
+    cache = Path(settings.VAR_DIR) / "task-sources"
+    target = cache / task.source_hash / task.id
+    if target.is_dir():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache))
+    try:
+        with default_storage.open(task.source_archive, "rb") as handle, tarfile.open(
+            fileobj=handle, mode="r:gz"
+        ) as tar:
+            tar.extractall(staging, filter="data")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(staging / task.id, target)
+        except OSError:
+            if not target.is_dir():  # not another worker process that got there first
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _task_upsert(source: TaskSource, files: Path | None = None) -> Task:
+    archive = task_source_store(files or source.directory, task_id=source.task_id, source_hash=source.source_hash)
     existing = Task.objects.filter(id=source.task_id).first()
     revision = 1 if existing is None else existing.revision + (existing.source_hash != source.source_hash)
     task, _ = Task.objects.update_or_create(
@@ -129,6 +169,7 @@ def _task_upsert(source: TaskSource) -> Task:
             "declared_outputs": source.declared_outputs,
             "source_hash": source.source_hash,
             "source_dir": str(source.directory),
+            "source_archive": archive,
             "loaded_at": timezone.now(),
             "load_warnings": list(source.warnings),
             "unscorable_reason": source.unscorable,
@@ -415,7 +456,10 @@ def catalog_load(
                     instance_store(built=item, source=source, task=task)
                 report.add(LoadLine(source.task_id, item.dataset.name, "generated"), echo)
     if only_tasks is None:
-        gone = Task.objects.exclude(id__in=seen).exclude(status=Task.Status.RETIRED)
+        # Tasks published from proposals are the proposals' to retire: this host's published dir
+        # may simply not hold a task another worker host published.
+        gone = Task.objects.exclude(id__in=seen).exclude(status=Task.Status.RETIRED).exclude(
+            source_dir__startswith=str(settings.PUBLISHED_TASKS_DIR))
         for task in gone:
             report.add(LoadLine(task.id, "", "retired", "no longer on disk"), echo)
         gone.update(status=Task.Status.RETIRED)
@@ -449,7 +493,7 @@ def catalog_install(*, directory: Path, link: Path, dataset_names: Iterable[str]
         swapped = False
         try:
             with transaction.atomic():
-                task = _task_upsert(source)
+                task = _task_upsert(source, files=directory)
                 for item in built:
                     instance_store(built=item, source=source, task=task)
                 _swap_link(link, directory)

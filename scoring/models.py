@@ -27,7 +27,9 @@ class Task(models.Model):
     prompts = models.JSONField(default=dict)  # {"b1": "...", ...} prompt templates
     declared_outputs = models.JSONField(default=list)  # [{"name", "type"}]
     source_hash = models.CharField(max_length=64)  # sha256 over every file of the task directory
-    source_dir = models.CharField(max_length=500)  # private: where the scoring side reads it
+    source_dir = models.CharField(max_length=500)  # private: where the task was loaded from
+    # private: the task's files in storage, what scoring runs (any worker host, see task_source_dir)
+    source_archive = models.CharField(max_length=300, blank=True, default="")
     loaded_at = models.DateTimeField(default=timezone.now)
     # What the directory lacks that our proposals require (solution/, reference_specs.md, …).
     load_warnings = models.JSONField(default=list, blank=True)

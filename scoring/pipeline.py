@@ -24,14 +24,15 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import IntegrityError, OperationalError
+from django.db import IntegrityError, InterfaceError, OperationalError
 
-from scoring.catalog import reference_extract, sandbox_backend, scratch_root
+from scoring.catalog import reference_extract, sandbox_backend, scratch_root, task_source_dir
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_batch_lines, read_result_line, score_argv, score_batch_argv
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.sandbox import Limits, SandboxBackend, SandboxError, SandboxResult, python_runtime_env
 from scoring.sandbox.process import disk_usage, scratch_tree
+from scoring.storage_errors import STORAGE_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,10 @@ class StoredBundleMismatch(Exception):
 
 
 # What a scoring task retries (then fails the run with the reason); never a result's zero.
-INFRASTRUCTURE_ERRORS = (InfrastructureError, SandboxError, OperationalError, OSError)
+INFRASTRUCTURE_ERRORS: tuple[type[Exception], ...] = (
+    InfrastructureError, SandboxError, OperationalError, InterfaceError, *STORAGE_ERRORS)
+# Reading an archive from storage: the service failing, or the stream it sent breaking off.
+_READ_ERRORS: tuple[type[Exception], ...] = (*STORAGE_ERRORS, tarfile.TarError)
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def _extract_outputs(archive: str, results: Sequence[ResultToScore], dest: Path)
                     continue
                 _extract_verified(tar, member, rel, found[0] / found[1]["path"], found[1], rel in done)
                 done.add(rel)
-    except (OSError, tarfile.TarError) as exc:
+    except _READ_ERRORS as exc:
         raise InfrastructureError(f"could not read the stored bundle: {exc}") from exc
     missing = sorted(wanted.keys() - done)
     if missing:
@@ -119,7 +123,7 @@ def _extract_data(instance: Instance, dest: Path) -> Path:
         ) as tar:
             members = [m for m in tar.getmembers() if m.name.startswith(f"{instance.instance_id}/data/")]
             tar.extractall(dest, members=members, filter="data")
-    except (OSError, tarfile.TarError) as exc:
+    except _READ_ERRORS as exc:
         raise InfrastructureError(f"could not read the instance inputs: {exc}") from exc
     return dest / instance.instance_id / "data"
 
@@ -254,8 +258,12 @@ def instance_results_score(
         data = _extract_data(instance, tmp_path / "inputs")
         try:
             reference = reference_extract(instance, tmp_path / "private")
-        except (OSError, tarfile.TarError) as exc:
+        except _READ_ERRORS as exc:
             raise InfrastructureError(f"could not read the reference: {exc}") from exc
+        try:
+            task_dir = task_source_dir(instance.task)
+        except _READ_ERRORS as exc:
+            raise InfrastructureError(f"could not read the task's files: {exc}") from exc
         outcomes: dict[int, dict[str, Any]] = {}
         staged: dict[int, tuple[str, Path]] = {}
         for result in pending:
@@ -266,7 +274,7 @@ def instance_results_score(
             except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
                 outcomes[result.entry_id] = _zero(f"outputs could not be staged: {exc}")
         if staged:
-            outcomes.update(results_score_in_sandbox(backend, Path(instance.task.source_dir), reference,
+            outcomes.update(results_score_in_sandbox(backend, task_dir, reference,
                                                      instance.params, workdir, staged))
     # Shared start-up is split evenly, so per-result durations add up to the instance's.
     duration = round((time.monotonic() - started) / len(pending), 3)

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the Portal runs on: bubblewrap (the scoring sandbox) and,
-# for the browser tests, chromium. Needs root; otherwise says exactly what is missing.
+# Installs the Debian packages the Portal runs on: bubblewrap (the scoring sandbox), the tools of the
+# many-hosts tests (iproute2, postgresql, redis-server) and, for the browser tests, chromium.
+# Needs root; otherwise says exactly what is missing.
 set -euo pipefail
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+# The many-hosts tests (tests/scaleout): network namespaces and veth pairs (ip), and their own
+# PostgreSQL cluster and Redis server on the services host.
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 if [ "${ASIBENCH_SKIP_BROWSER:-}" = "" ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi

@@ -21,7 +21,14 @@ from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.accounts.services import MAINTAINERS_GROUP, user_require_verified_email
 from portal.catalog import selectors as catalog
-from portal.errors import NotFound, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
+from portal.errors import (
+    NotFound,
+    PayloadTooLarge,
+    PortalError,
+    QuotaExceeded,
+    ServiceUnavailable,
+    ValidationFailed,
+)
 from portal.submissions.bundle_verify import (
     BundleLimits,
     BundleRejected,
@@ -35,6 +42,7 @@ from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.scoring_tasks import score_submission
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, Instance, Task
+from scoring.storage_errors import STORAGE_ERRORS
 
 logger = logging.getLogger(__name__)
 OFFICIAL_DATASET = "seed42"
@@ -239,7 +247,14 @@ def _draft_create(
     )
     try:
         with archive_path.open("rb") as raw:
-            submission.archive = default_storage.save(f"submissions/{submission.id}.tar.gz", _TempArchive(raw))
+            try:
+                submission.archive = default_storage.save(f"submissions/{submission.id}.tar.gz", _TempArchive(raw))
+            except STORAGE_ERRORS as exc:
+                logger.warning("storing bundle %s failed: %s", submission.id, exc)
+                _storage_leftover_delete(f"submissions/{submission.id}.tar.gz")
+                raise ServiceUnavailable("The bundle was verified but could not be stored: the storage service "
+                                         "did not answer. Nothing was kept; upload it again in a few minutes.",
+                                         code="storage_unavailable") from None
         with transaction.atomic():
             _draft_allowance_check(user, submission.archive_bytes)
             submission.save()
@@ -283,6 +298,16 @@ def _draft_allowance_check(user: User, new_bytes: int) -> None:
 
 def _mb(size: int) -> str:
     return f"{size / MB:.1f} MB"
+
+
+def _storage_leftover_delete(name: str) -> None:
+    """A half-finished upload may have left the object behind (a multipart upload that failed at
+    its end); remove it if storage answers again, else there is nothing more we can do now."""
+    try:
+        if default_storage.exists(name):
+            default_storage.delete(name)
+    except STORAGE_ERRORS:
+        logger.warning("could not check for a leftover %s; storage still not answering", name)
 
 
 def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> SubmissionEntry:

@@ -56,24 +56,36 @@ def test_the_worker_sees_its_files_at_the_paths_the_engine_binds(host_dir):
         assert (expected, expected) in binds(services[name]), services[name].get("volumes")
 
 
-def test_only_the_worker_reaches_the_engine(config):
+def test_only_the_worker_and_the_catalog_load_reach_the_engine(config):
     services = config["services"]
     holders = [name for name, svc in services.items() if any(SOCKET in s or SOCKET in t for s, t in binds(svc))]
-    assert holders == ["worker"]
-    assert services["worker"]["environment"]["DOCKER_HOST"] == f"unix://{SOCKET}"
+    assert sorted(holders) == ["catalog", "worker"]
+    for name in holders:
+        assert services[name]["environment"]["DOCKER_HOST"] == f"unix://{SOCKET}"
     assert all("DOCKER_HOST" not in (svc.get("environment") or {}) for name, svc in services.items()
-               if name != "worker")
+               if name not in holders)
     assert compose_config(ASIBENCH_ENGINE_SOCKET="/run/asibench-podman.sock")["services"]["worker"]["volumes"][1] \
         == f"/run/asibench-podman.sock:{SOCKET}"
 
 
 def test_sandboxed_work_runs_in_the_worker_not_the_web_tier(config):
     services = config["services"]
-    worker = " ".join(services["worker"]["command"])
-    assert "celery -A portal worker" in worker and "catalog_load" in worker
-    assert "-Q celery,proposals" in worker  # scoring's queue and the proposals' own
+    assert "celery -A portal worker" in " ".join(services["worker"]["command"])
+    assert "-Q celery,proposals" in " ".join(services["worker"]["command"])  # scoring's queue and the proposals' own
+    assert "catalog_load" in " ".join(services["catalog"]["command"])
     assert "celery" not in " ".join(services["web"]["command"])
     assert services["worker"]["environment"]["ASIBENCH_SANDBOX"] == "docker"
+
+
+def test_workers_scale_with_nothing_per_container_that_clashes(config):
+    """`docker compose up --scale worker=N`: no fixed name or host port, no shared dir rewritten at start
+    (the catalog is loaded once, by the one-shot `catalog` service the workers wait for)."""
+    worker = config["services"]["worker"]
+    assert "container_name" not in worker and "ports" not in worker and "hostname" not in worker
+    command = " ".join(worker["command"])
+    assert "catalog_load" not in command and "rm -rf" not in command and "cp " not in command
+    assert "--hostname" not in command, "Celery names each worker after its own container"
+    assert worker["depends_on"]["catalog"]["condition"] == "service_completed_successfully"
 
 
 def test_the_scoring_image_is_built_from_the_scoring_dockerfile_without_pythonpath(config):

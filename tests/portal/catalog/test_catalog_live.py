@@ -79,7 +79,7 @@ def test_no_private_byte_is_reachable_from_public_pages_or_apis(full_catalog, po
         for snippet in private_snippets:
             assert snippet not in text, (path, snippet)
         for forbidden in ("generate_gt.py", "\"generation\"", "generation:", "reference_file_hashes", "params_used",
-                          "source_dir", "_ref.npy"):
+                          "source_dir", "source_archive", "private/tasks/", "_ref.npy"):
             assert forbidden not in text, (path, forbidden)
 
 

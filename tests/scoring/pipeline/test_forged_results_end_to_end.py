@@ -1,12 +1,14 @@
 """A task whose custom scorer forges result lines, scored by a real Celery worker in bubblewrap: the
 stored scores, the run and the published board keep the engine's own (low) scores."""
 
+import hashlib
 import shutil
 from pathlib import Path
 
 import pytest
 
 from leaderboard import services as board
+from scoring.catalog import task_source_dir, task_source_store
 from scoring.models import InstanceScore, ScoringRun, Task
 from tests.scoring.pipeline.forgers import (
     ATEXIT_FORGER,
@@ -26,17 +28,20 @@ HOSTILE_TASK = "robotics.minimum_snap_trajectory"
 def hostile_source(submit_catalog, tmp_path: Path):  # noqa: ANN201
     """The catalog task scored from a copy whose custom scorer ends with the test's hostile code."""
     task = Task.objects.get(id=HOSTILE_TASK)
-    original = task.source_dir
-    copy = tmp_path / "hostile" / Path(original).name
-    shutil.copytree(original, copy)
+    original = (task.source_archive, task.source_hash)
+    copy = tmp_path / "hostile" / Path(task.source_dir).name
+    shutil.copytree(task_source_dir(task), copy)
 
     def forge(tail: str) -> None:
         scorer = copy / "custom_scorer.py"
         scorer.write_text(scorer.read_text(encoding="utf-8") + tail, encoding="utf-8")
-        Task.objects.filter(id=HOSTILE_TASK).update(source_dir=str(copy))
+        # Scoring runs the task's files as stored: store the forged copy as the task's files.
+        forged_hash = hashlib.sha256(scorer.read_bytes()).hexdigest()
+        archive = task_source_store(copy, task_id=HOSTILE_TASK, source_hash=forged_hash)
+        Task.objects.filter(id=HOSTILE_TASK).update(source_archive=archive, source_hash=forged_hash)
 
     yield forge
-    Task.objects.filter(id=HOSTILE_TASK).update(source_dir=original)
+    Task.objects.filter(id=HOSTILE_TASK).update(source_archive=original[0], source_hash=original[1])
 
 
 def test_forged_lines_never_reach_the_stored_scores_or_the_board(
