@@ -228,7 +228,7 @@ class Layout:
             # A killed host's unacknowledged messages go back to the queue after this many seconds.
             CELERY_VISIBILITY_TIMEOUT="30",
             ASIBENCH_SCORING_REAPER_INTERVAL="5", ASIBENCH_SCORING_QUEUED_RESEND_AFTER="20",
-            ASIBENCH_SCORING_STUCK_AFTER="120", ASIBENCH_SCORING_RETRIES="3", ASIBENCH_SCORING_RETRY_BACKOFF="1",
+            ASIBENCH_SCORING_STUCK_AFTER="120", ASIBENCH_SCORING_RETRIES="4", ASIBENCH_SCORING_RETRY_BACKOFF="2",
         )
         env.update(self.extra_env)
         env.update(extra)

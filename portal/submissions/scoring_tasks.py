@@ -6,6 +6,8 @@ The task names predate the move out of `scoring` and are kept, so messages alrea
 under them are still consumed.
 """
 
+import random
+
 from celery import shared_task
 from django.conf import settings
 
@@ -26,21 +28,27 @@ def score_submission(submission_id: str, requested_by_id: str | None = None) -> 
         score_instance.delay(run.id, instance_id)
 
 
-@shared_task(
-    name="scoring.score_instance",
-    acks_late=True,
-    autoretry_for=INFRASTRUCTURE_ERRORS,
-    retry_backoff=settings.SCORING_RETRY_BACKOFF_SECONDS,
-    retry_jitter=True,
-    max_retries=settings.SCORING_INFRA_RETRIES,
-)
+def infra_retry_delay(retries: int) -> float:
+    """Seconds before retry number `retries` + 1: exponential, with jitter over the upper half only.
+
+    Full jitter (Celery's `retry_jitter`) can fire every retry within a second or two, so a database
+    or storage restart of a few seconds used up the whole allowance and failed runs that would have
+    scored. Half jitter still spreads the instances out, and the schedule always spans at least
+    backoff × (2^retries − 1) / 2 seconds.
+    """
+    step = settings.SCORING_RETRY_BACKOFF_SECONDS * 2 ** retries
+    return step / 2 + random.uniform(0, step / 2)
+
+
+@shared_task(name="scoring.score_instance", acks_late=True, max_retries=settings.SCORING_INFRA_RETRIES)
 def score_instance(scoring_run_id: int, instance_id: str) -> None:
     """Every unscored result of one instance in this run, in one sandbox."""
     try:
         scoring_runs.instance_score(scoring_run_id=scoring_run_id, instance_id=instance_id)
     except INFRASTRUCTURE_ERRORS as exc:
-        if score_instance.request.retries >= score_instance.max_retries:
+        retries = score_instance.request.retries
+        if retries >= score_instance.max_retries:
             scoring_runs.scoring_run_fail(scoring_run_id=scoring_run_id, reason=f"infrastructure error: {exc}")
             return
-        raise
+        raise score_instance.retry(exc=exc, countdown=infra_retry_delay(retries)) from exc
     scoring_runs.scoring_run_finalize(scoring_run_id=scoring_run_id)

@@ -42,3 +42,16 @@ def test_other_database_errors_are_not_retried():
     calls.clear()
     result = flaky_writer.apply(args=(1, "no such table: x"))
     assert calls == [0] and result.state == "FAILURE" and isinstance(result.result, OperationalError)
+
+
+def test_infrastructure_retries_of_scoring_span_their_whole_schedule(settings):
+    """A restart of a few seconds (database, broker, storage) must not use up every retry at once:
+    each delay is at least half its exponential step, never Celery's full jitter down to zero."""
+    from portal.submissions.scoring_tasks import infra_retry_delay
+
+    settings.SCORING_RETRY_BACKOFF_SECONDS = 2
+    for retries in range(5):
+        step = 2 * 2 ** retries
+        delays = [infra_retry_delay(retries) for _ in range(200)]
+        assert step / 2 <= min(delays) and max(delays) <= step
+    assert sum(min(infra_retry_delay(n) for _ in range(50)) for n in range(4)) >= 15  # 1 + 2 + 4 + 8
