@@ -45,6 +45,8 @@ def _error(status: int, code: str, message: str, commit: str | None = None) -> H
 
 
 class HubView(APIView):
+    # The Hugging Face Hub's protocol, not our API: kept out of /api/v1/schema/.
+    schema = None
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
     throttle_classes = [DownloadThrottle]
