@@ -117,6 +117,17 @@ def scores_so_far(layout: Layout, ids: list[str]) -> int:
     return count
 
 
+def board_reads(layout: Layout, rounds: int = 4) -> list[int]:
+    """Statuses of concurrent board reads, more at once than the web host has workers x threads, each
+    on its own connection, so that every gunicorn thread answers some."""
+    def read(_: int) -> int:
+        return requests.get(f"{layout.url}/leaderboard/", headers={"Connection": "close"}, timeout=60,
+                            proxies={"http": "", "https": ""}).status_code
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        return [status for _ in range(rounds) for status in pool.map(read, range(16))]
+
+
 def test_every_task_at_every_level_is_scored_once_with_both_worker_hosts_taking_instances(layout, bundle):
     done_before = [layout.instances_done_by(w) for w in layout.workers]
     ids = submit(layout, bundle, runs=3)
@@ -198,9 +209,12 @@ def test_a_restart_of_a_shared_service_mid_run_loses_and_duplicates_nothing(layo
     wait_for(lambda: scores_so_far(layout, ids) > 0, 120, "scoring to start")
     stop, start = {"redis": (layout.stop_redis, layout.start_redis),
                    "postgres": (layout.stop_postgres, layout.start_postgres)}[service]
+    board_reads(layout)  # every web thread now holds a database connection
     stop()
     time.sleep(2)
     start()
+    # None of those connections survived the restart: no page may be answered with one.
+    assert set(board_reads(layout)) == {200}
     layout.wait_scored(ids, timeout=400)
     assert_each_result_scored_once(layout, ids)
 
