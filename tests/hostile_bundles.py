@@ -280,7 +280,8 @@ def unpaired_surrogate_in_the_manifest() -> bytes:
 
 
 def nul_in_a_result_json() -> bytes:
-    return manifest_bundle(result=lambda data: data.update(notes="ok\x00"))
+    # In the result's identity; in the agent's log it is cleaned away instead (test_agent_logs_verify.py).
+    return manifest_bundle(result=lambda data: data.update(status="completed\x00"))
 
 
 def prefix_under_a_gnu_header() -> bytes:

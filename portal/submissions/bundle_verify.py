@@ -25,8 +25,9 @@ Reason codes of `BundleRejected` (`code`, plus a message naming the offending pa
   too_large               the compressed body exceeds `max_compressed_bytes`
   uncompressed_too_large  the inflated tar (or the sum of member sizes) exceeds `max_uncompressed_bytes`
   ratio_exceeded          inflated/compressed exceeds `max_ratio` past `ratio_grace_bytes` (a gzip bomb)
-  file_too_large          one member exceeds `max_file_bytes` (or a JSON file its own, smaller cap), or the
-                          result.json files together exceed `max_results_bytes`
+  file_too_large          one member exceeds `max_file_bytes` (or a JSON file its own, smaller cap: a result.json
+                          may pass it only through long texts such as its agent log, see _OversizedResult), or
+                          the result.json files together exceed `max_results_bytes`
   too_many_members        more than `max_members` tar members
   corrupt_tar             the inflated data is not a well-formed tar stream, ends inside a member, or
                           has a negative size, a malformed or oversized PAX header, or a global PAX header
@@ -65,8 +66,9 @@ Reason codes of `BundleRejected` (`code`, plus a message naming the offending pa
                           names (`x__b1` and `x__b1__attempt1`): one result would count twice
   sandbox_policy          provenance.sandbox missing, its effective_mode not accepted, or `os` mode
                           without verification_status docker_container and an image_identity
-  bad_result_json         a declared instance's result.json is not a JSON object (or nests too deeply, or has
-                          a string holding U+0000 or an unpaired surrogate)
+  bad_result_json         a declared instance's result.json is not a JSON object (or nests too deeply, or its
+                          identity or persisted outputs hold U+0000 or an unpaired surrogate; the agent's log and
+                          other evidence text are cleaned instead)
   result_mismatch         result.json disagrees with the manifest entry (identity, level, attempt, status,
                           or a persisted output's sha256)
 """
@@ -99,6 +101,7 @@ from cli_client.formats.bundle import (
 )
 from cli_client.formats.inflate import InflateError, gzip_inflater
 from portal.submissions.evidence import EvidenceLimits, agent_evidence
+from portal.submissions.long_texts import LongTextTrimmer, StructureTooLarge
 from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
 MiB = 1 << 20
@@ -616,19 +619,25 @@ class _Scan:
     # base_name -> raw result.json; parsed only for instances the manifest declares (it comes last).
     raw_results: dict[str, bytes] = field(default_factory=dict)
     raw_results_bytes: int = 0
+    # base_name -> the long texts cut from an oversized result.json (_OversizedResult): kept end -> length
+    result_cuts: dict[str, dict[str, int]] = field(default_factory=dict)
     # base_name -> raw framework_task_info.json when small: only its timeout is read, for reviewers.
     raw_task_infos: dict[str, bytes] = field(default_factory=dict)
 
 
-def _load_json(raw: bytes, code: str, what: str) -> Any:
-    """json.loads that turns every way hostile JSON can fail (depth, huge ints, bad UTF-8) into `code`,
-    and refuses strings the database cannot store."""
+def _parse_json(raw: bytes, code: str, what: str) -> Any:
+    """json.loads that turns every way hostile JSON can fail (depth, huge ints, bad UTF-8) into `code`."""
     try:
-        data = json.loads(raw)
+        return json.loads(raw)
     except RecursionError:
         raise BundleRejected(code, f"{what}: JSON nested too deeply") from None
     except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, and ints over 4300 digits
         raise BundleRejected(code, f"{what}: not valid JSON ({str(exc)[:120]})") from None
+
+
+def _load_json(raw: bytes, code: str, what: str) -> Any:
+    """`_parse_json`, refusing strings the database cannot store anywhere in the document."""
+    data = _parse_json(raw, code, what)
     _check_storable_strings(data, code, what)
     return data
 
@@ -679,22 +688,35 @@ def _check_storable(text: str, code: str, what: str, path: list[Any]) -> None:
     raise BundleRejected(code, f"{what}: {where.lstrip('.')} holds {problem}")
 
 
-def _small_result_fields(rel: str, raw: bytes, limits: BundleLimits) -> dict[str, Any]:
-    data = _load_json(raw, "bad_result_json", rel)
+_RESULT_IDENTITY = ("instance_id", "task_id", "prompt_level", "attempt", "status")
+
+
+def _small_result_fields(rel: str, raw: bytes, limits: BundleLimits, cuts: dict[str, int]) -> dict[str, Any]:
+    """What the Portal reads of one result.json: its identity and persisted outputs, which must be storable
+    text as they are, and the agent's evidence, whose text (a binary or huge log) is cleaned and cut instead."""
+    data = _parse_json(raw, "bad_result_json", rel)
     if not isinstance(data, dict):
         raise BundleRejected("bad_result_json", f"{rel}: the top level must be a JSON object")
     persisted: dict[str, str] = {}
     agent_output = data.get("agent_output")
     record = agent_output.get("persisted_outputs") if isinstance(agent_output, dict) else None
+    identity: dict[str, Any] = {key: data[key] for key in _RESULT_IDENTITY if key in data}
+    if record is not None:
+        identity["agent_output"] = {"persisted_outputs": record}
+    _check_storable_strings(identity, "bad_result_json", rel)
     files = record.get("files", []) if isinstance(record, dict) else []
     for item in files if isinstance(files, list) else []:
         if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("sha256"), str) \
                 and not item.get("missing"):
             persisted[item["path"]] = item["sha256"]
     fields = {key: data.get(key) for key in ("instance_id", "task_id")}
+    evidence = agent_evidence(data, None, EvidenceLimits(log_tail_chars=limits.evidence_log_tail_chars))
+    log = agent_output.get("log") if isinstance(agent_output, dict) else None
+    log_chars = cuts.get(log) if isinstance(log, str) else None
+    if log_chars is not None:  # only its end was read (_OversizedResult): the length is the JSON text's
+        evidence.update(log_chars=max(log_chars, evidence["log_chars"]), log_chars_estimated=True)
     fields.update(prompt_level=data.get("prompt_level", ""), attempt=data.get("attempt", 1),
-                  status=data.get("status", ""), persisted=persisted,
-                  evidence=agent_evidence(data, None, EvidenceLimits(log_tail_chars=limits.evidence_log_tail_chars)))
+                  status=data.get("status", ""), persisted=persisted, evidence=evidence)
     return fields
 
 
@@ -744,15 +766,21 @@ def _scan_file(feed: _TarFeed, size: int, rel: str, scan: _Scan, limits: BundleL
         cap, keep = limits.max_manifest_bytes, []
     elif is_result:
         cap, keep = limits.max_result_json_bytes, []
-        if scan.raw_results_bytes + size > limits.max_results_bytes:
+        if scan.raw_results_bytes + min(size, cap) > limits.max_results_bytes:
             raise BundleRejected("file_too_large", f"{rel}: the bundle's result.json files exceed "
                                  f"{limits.max_results_bytes // MiB} MB together")
     elif is_task_info and size <= _TASK_INFO_CAP:
         cap, keep = _TASK_INFO_CAP, []
-    if keep is not None and size > cap:
-        raise BundleRejected("file_too_large", f"{rel}: {size} bytes exceeds the {cap // MiB} MB limit for this file")
+    oversized = _OversizedResult(rel, limits) if is_result and size > cap else None
+    if keep is not None and size > cap and oversized is None:
+        raise BundleRejected("file_too_large", f"{rel}: {size} bytes exceeds the {_size(cap)} limit for this file")
     digest = hashlib.sha256()
-    if keep is None:
+    if oversized is not None:
+        def hash_and_trim(piece: memoryview) -> None:
+            digest.update(piece)
+            oversized.feed(piece)
+        got = feed.consume(size, hash_and_trim)
+    elif keep is None:
         got = feed.consume(size, digest.update)
     else:
         def both(piece: memoryview) -> None:
@@ -763,7 +791,11 @@ def _scan_file(feed: _TarFeed, size: int, rel: str, scan: _Scan, limits: BundleL
         raise BundleRejected("corrupt_tar", f"{rel}: the archive ends inside this file")
     feed.consume(-size % _BLOCK, None)
     scan.files[rel] = _Shipped(sha256=digest.hexdigest(), bytes=size)
-    if keep is not None:
+    if oversized is not None:
+        raw, scan.result_cuts[parts[1]] = oversized.finish()
+        scan.raw_results[parts[1]] = raw
+        scan.raw_results_bytes += len(raw)
+    elif keep is not None:
         raw = b"".join(keep)  # joined at once: the slices pin whole inflated chunks
         if rel == MANIFEST_NAME:
             scan.manifest = raw
@@ -777,6 +809,34 @@ def _scan_file(feed: _TarFeed, size: int, rel: str, scan: _Scan, limits: BundleL
 _TASK_INFO_CAP = 64 * 1024
 
 
+def _size(n: int) -> str:
+    return f"{n // MiB} MB" if n >= MiB else f"{n // 1024} KB"
+
+
+class _OversizedResult:
+    """A result.json over its cap is read in bounded memory: the official client records an agent's whole
+    stdout in `agent_output.log`, so a long run's result is large through no fault of the submitter. Long
+    texts keep only their end (more than the evidence keeps of a log); the rest must fit the cap."""
+
+    def __init__(self, rel: str, limits: BundleLimits):
+        tail = 24 * limits.evidence_log_tail_chars  # bytes: room for escapes and multibyte characters
+        self.rel, self.cap = rel, limits.max_result_json_bytes
+        self.trimmer = LongTextTrimmer(structure_cap=self.cap, long_text_bytes=max(2 * tail, 64 * 1024),
+                                       tail_bytes=tail)
+
+    def feed(self, piece: memoryview) -> None:
+        try:
+            self.trimmer.feed(piece)
+        except StructureTooLarge:
+            raise BundleRejected("file_too_large", f"{self.rel}: more than {_size(self.cap)} of JSON outside its "
+                                 "long texts, the limit for a result.json (a long agent log is fine: only its end is "
+                                 "read); rerun that result so it records less, or leave it out of the results "
+                                 "directory") from None
+
+    def finish(self) -> tuple[bytes, dict[str, int]]:
+        return self.trimmer.finish()
+
+
 def _task_info_timeout(raw: bytes | None) -> Any:
     """`timeout_seconds` of a framework_task_info.json, or None: the file is optional (§3.4), never a refusal."""
     if raw is None:
@@ -788,14 +848,15 @@ def _task_info_timeout(raw: bytes | None) -> Any:
     return data.get("timeout_seconds") if isinstance(data, dict) else None
 
 
-def _declared_results(manifest: dict[str, Any], raw_results: dict[str, bytes], limits: BundleLimits
-                      ) -> dict[str, dict[str, Any]]:
+def _declared_results(manifest: dict[str, Any], raw_results: dict[str, bytes], limits: BundleLimits,
+                      result_cuts: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
     """Parse result.json only for the instances the manifest names; others are never parsed."""
     results: dict[str, dict[str, Any]] = {}
     for item in manifest["instances"]:
         base = item.get("base_name") if isinstance(item, dict) else None
         if isinstance(base, str) and base in raw_results and base not in results:
-            results[base] = _small_result_fields(f"{INSTANCES_DIR}/{base}/{RESULT_NAME}", raw_results[base], limits)
+            results[base] = _small_result_fields(f"{INSTANCES_DIR}/{base}/{RESULT_NAME}", raw_results[base], limits,
+                                                 result_cuts.get(base, {}))
     return results
 
 
@@ -1037,7 +1098,7 @@ def verify_bundle_stream(
         raise BundleRejected("corrupt_tar", "the archive is empty")
 
     manifest = _parse_manifest(scan.manifest)
-    results = _declared_results(manifest, scan.raw_results, limits)
+    results = _declared_results(manifest, scan.raw_results, limits, scan.result_cuts)
     files = scan.files
     indexed = _check_files_index(manifest, files)
     if bool(manifest.get("run_metadata_included")) != (RUN_METADATA_NAME in files):

@@ -25,7 +25,8 @@ _TOOLS = 30
 _FILES = 50
 _VERSIONS_PER_FILE = 20
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+# Lone surrogates too: JSON can escape them, but they are not text (UTF-8 and so the database refuse them).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 _HEX = re.compile(r"^[0-9a-fA-F]{1,64}$")
 
 
@@ -130,6 +131,7 @@ def agent_evidence(result: dict[str, Any], task_info: Any, limits: EvidenceLimit
         "timeout_seconds": _count(timeout) if _count(timeout) else None,
         "log_tail": clean_text(log, limits.log_tail_chars, tail=True),
         "log_chars": len(log) if isinstance(log, str) else 0,
+        "log_chars_estimated": False,
         "trajectory": _trajectory(agent_output.get("trajectory_summary")),
         "file_versions": _versions(history),
         "file_versions_total": len(history) if isinstance(history, dict) else 0,

@@ -459,7 +459,7 @@ def test_it_names_the_field_that_holds_a_nul_or_a_lone_surrogate() -> None:
             "manifest.json: instances[0].agent_name holds an unpaired surrogate escape (\\ud800-\\udfff), which is "
             "not valid text", **any_instance)
     err = refused(HOSTILE["nul_in_a_result_json"][0](), "bad_result_json", **any_instance)
-    assert err.message.endswith("/result.json: notes holds a NUL character (U+0000), which cannot be stored")
+    assert err.message.endswith("/result.json: status holds a NUL character (U+0000), which cannot be stored")
 
 
 def test_it_refuses_non_string_manifest_fields_and_out_of_range_attempts() -> None:
