@@ -386,9 +386,12 @@ SCORING_SANDBOX_IMAGE = env_str("ASIBENCH_SANDBOX_IMAGE", "asibench-scoring:late
 SANDBOX_POLICY = env_str("ASIBENCH_SANDBOX_POLICY", "local")
 if SANDBOX_POLICY not in {"official", "local"}:
     raise ImproperlyConfigured(f"ASIBENCH_SANDBOX_POLICY must be official or local, got {SANDBOX_POLICY!r}")
+# The official service's rule per dataset: seed42 runs in Docker only; seed31415 is scored locally, anywhere.
+OFFICIAL_SANDBOX_MODES = {"seed42": ["os"], "seed31415": ["os", "linux_ns", "none"]}
 DATASET_SANDBOX_MODES = {
-    "seed42": env_list("ASIBENCH_SEED42_SANDBOX_MODES", "os" if SANDBOX_POLICY == "official" else "os,linux_ns"),
-    "seed31415": env_list("ASIBENCH_SEED31415_SANDBOX_MODES", "os,linux_ns,none"),
+    "seed42": env_list("ASIBENCH_SEED42_SANDBOX_MODES",
+                       ",".join(OFFICIAL_SANDBOX_MODES["seed42"]) if SANDBOX_POLICY == "official" else "os,linux_ns"),
+    "seed31415": env_list("ASIBENCH_SEED31415_SANDBOX_MODES", ",".join(OFFICIAL_SANDBOX_MODES["seed31415"])),
 }
 
 # Bundle intake caps (client contract §3.9); a refusal names the cap it hit.
@@ -402,7 +405,15 @@ DRAFTS_PER_USER = env_int("ASIBENCH_DRAFTS_PER_USER", 5, minimum=1)
 DRAFT_BYTES_PER_USER = env_int("ASIBENCH_DRAFT_BYTES_PER_USER", 1024 * 1024 * 1024, minimum=1)
 # Reviewers' evidence and conformance flags (portal.submissions.evidence, .conformance).
 EVIDENCE_LOG_TAIL_CHARS = env_int("ASIBENCH_EVIDENCE_LOG_TAIL_CHARS", 16_000, minimum=1_000)
-ASIBENCH_CLIENT_VERSIONS = env_list("ASIBENCH_CLIENT_VERSIONS", "0.2.0")
+# Each dataset's run policy, which intake's flags for reviewers compare a run with (portal.submissions.
+# conformance): the sandbox the official rule prescribes, even where this Portal accepts more, and the
+# client versions expected (ASIBENCH_CLIENT_VERSIONS for both, or per dataset).
+_CLIENT_VERSIONS = env_str("ASIBENCH_CLIENT_VERSIONS", "0.2.0")
+DATASET_RUN_POLICY = {
+    name: {"sandbox_modes": OFFICIAL_SANDBOX_MODES[name],
+           "client_versions": env_list(f"ASIBENCH_{name.upper()}_CLIENT_VERSIONS", _CLIENT_VERSIONS)}
+    for name in ("seed42", "seed31415")
+}
 PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
 PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)
 # Scoring is an oracle on private references: per-user confirms in any 24 hours, and results

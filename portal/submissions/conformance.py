@@ -2,8 +2,10 @@
 
 None of these refuses a bundle (intake's hard rules are in bundle_verify); each tells a maintainer
 what to look at before publishing: a timeout other than the benchmark's, retries, a client or
-sandbox other than the dataset's policy, whole levels without results, and a configuration that
-has been confirmed many times with only small changes in between (probing the references).
+sandbox other than the dataset's policy (settings.DATASET_RUN_POLICY: for seed42 the official
+service's Docker-only rule, even where this Portal accepts more), whole levels without results,
+and a configuration that has been confirmed many times with only small changes in between
+(probing the references).
 """
 
 from __future__ import annotations
@@ -19,12 +21,11 @@ from portal.submissions.models import Submission, SubmissionEntry
 from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset
 
-OFFICIAL_SANDBOX = "os"
 KINDS = {
     "timeout": "timeout other than the benchmark's",
     "attempts": "more than one attempt",
     "client_version": "client version outside the dataset's policy",
-    "sandbox": "sandbox other than the official policy",
+    "sandbox": "sandbox outside the dataset's policy",
     "missing_levels": "whole levels without results",
     "probing": "many confirmed attempts with small changes",
 }
@@ -66,6 +67,16 @@ def _probing(bundle: VerifiedBundle, configuration: dict[str, Any]) -> dict[str,
                  f"run ({str(last.id)[:8]}), {what}")
 
 
+def dataset_run_policy(dataset: Dataset) -> dict[str, list[str]]:
+    """The sandboxes and client versions `dataset`'s policy prescribes (settings.DATASET_RUN_POLICY); a
+    dataset the settings do not name is held to what it accepts and to the default client versions."""
+    policy = settings.DATASET_RUN_POLICY.get(dataset.name)
+    if policy is not None:
+        return policy
+    return {"sandbox_modes": list(dataset.accepted_sandbox_modes or []),
+            "client_versions": settings.DATASET_RUN_POLICY["seed42"]["client_versions"]}
+
+
 def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: dict[str, Any]) -> list[dict[str, str]]:
     """The run-configuration flags of a verified bundle; `configuration` is the new run's
     CONFIGURATION_FIELDS as filter arguments (owner included)."""
@@ -82,17 +93,18 @@ def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: d
     if retries:
         flags.append(_flag("attempts", f"{len(retries)} result(s) are attempt 2 or later (the benchmark runs one "
                            f"attempt), e.g. {_some(retries)}"))
-    allowed = settings.ASIBENCH_CLIENT_VERSIONS
+    policy = dataset_run_policy(dataset)
+    allowed = policy["client_versions"]
     if (bundle.framework_version or "") not in allowed:
-        flags.append(_flag("client_version", f"made with client {bundle.framework_version or '(unknown)'!r}; the "
-                           f"dataset's policy is {', '.join(allowed)}"))
+        flags.append(_flag("client_version", f"made with client {bundle.framework_version or '(unknown)'!r}; "
+                           f"{dataset.name}'s policy is {', '.join(allowed)}"))
     modes = Counter(str((e.provenance.get("sandbox") or {}).get("effective_mode") or "") for e in bundle.entries)
-    other = {mode: n for mode, n in modes.items() if mode != OFFICIAL_SANDBOX}
+    other = {mode: n for mode, n in modes.items() if mode not in policy["sandbox_modes"]}
     if other:
         shown = ", ".join(f"{mode or '(none)'} ×{n}" for mode, n in sorted(other.items()))
         accepted = ", ".join(sorted(dataset.accepted_sandbox_modes or []))
-        flags.append(_flag("sandbox", f"results ran in {shown}; the official policy is {OFFICIAL_SANDBOX} (verified "
-                           f"Docker), this Portal accepts {accepted}"))
+        flags.append(_flag("sandbox", f"results ran in {shown}; {dataset.name}'s policy is "
+                           f"{', '.join(policy['sandbox_modes'])}, this Portal accepts {accepted}"))
     levels = Counter(e.prompt_level for e in bundle.entries)
     absent = [level for level in PROMPT_LEVELS if not levels.get(level)]
     if absent:

@@ -10,9 +10,12 @@ from django.test import Client
 from django.utils import timezone
 
 from cli_client.formats.bundle import build_bundle, write_archive
+from portal.submissions.bundle_verify import VerifiedBundle, VerifiedEntry
+from portal.submissions.conformance import conformance_flags
 from portal.submissions.models import Submission, SubmissionEntry
+from scoring.models import Dataset
 from tests.leaderboard.factories import make_catalog
-from tests.results_tree import LINUX_NS_SANDBOX, write_result
+from tests.results_tree import LINUX_NS_SANDBOX, OS_SANDBOX, write_result
 from tests.support import issue_token
 
 pytestmark = pytest.mark.django_db
@@ -194,16 +197,71 @@ def test_retries_are_flagged(catalog, submitter, tmp_path):
 
 
 def test_another_client_version_is_flagged(catalog, submitter, tmp_path, settings):
-    settings.ASIBENCH_CLIENT_VERSIONS = ["0.3.0"]
+    settings.DATASET_RUN_POLICY = {**settings.DATASET_RUN_POLICY,
+                                   "seed42": {**settings.DATASET_RUN_POLICY["seed42"], "client_versions": ["0.3.0"]}}
     run = upload(Client(), submitter.user, result_tree(tmp_path / "a"), tmp_path)
     assert kinds(run) == {"client_version"}
-    assert "client '0.2.0'; the dataset's policy is 0.3.0" in run.conformance[0]["detail"]
+    assert "client '0.2.0'; seed42's policy is 0.3.0" in run.conformance[0]["detail"]
 
 
-def test_a_sandbox_other_than_the_official_one_is_flagged_even_where_accepted(catalog, submitter, tmp_path):
+def test_a_sandbox_other_than_the_datasets_policy_is_flagged_even_where_accepted(catalog, submitter, tmp_path):
     run = upload(Client(), submitter.user, result_tree(tmp_path / "a", sandbox=LINUX_NS_SANDBOX), tmp_path)
     assert kinds(run) == {"sandbox"}
-    assert "results ran in linux_ns ×8; the official policy is os" in run.conformance[0]["detail"]
+    assert "results ran in linux_ns ×8; seed42's policy is os, this Portal accepts linux_ns, os" in \
+        run.conformance[0]["detail"]
+
+
+# The policy is each dataset's: seed42's is the official service's (Docker only); seed31415 is scored
+# locally, anywhere. Checked on verified bundles of either dataset (intake takes seed42 only).
+
+def verified(dataset: str, modes: list[str], version: str = "0.2.0") -> VerifiedBundle:
+    sandboxes = {"os": OS_SANDBOX, "linux_ns": LINUX_NS_SANDBOX,
+                 "none": {**LINUX_NS_SANDBOX, "requested_mode": "none", "effective_mode": "none"},
+                 "task": {**LINUX_NS_SANDBOX, "requested_mode": "task", "effective_mode": "task"}}
+    entries = [VerifiedEntry(base_name=f"math.task_{i}__{dataset}__{level}", instance_id=f"math.task_{i}__{dataset}",
+                             task_id=f"math.task_{i}", prompt_level=level, attempt=1, status="completed",
+                             agent_name="codex_cli", provenance={"sandbox": sandboxes[mode]}, outputs=[],
+                             missing_outputs=[], timed_out_with_outputs=False, evidence={"timeout_seconds": 10800})
+               for i, mode in enumerate(modes, start=1) for level in ("b1", "b2", "b3", "b4")]
+    return VerifiedBundle(top_dir="sub", created_at=None, framework_version=version, note=None, benchmark_repo=None,
+                          instance_count=len(entries), run_metadata_included=False, entries=entries,
+                          incomplete_instances=[], archive_sha256="0" * 64, archive_bytes=1, uncompressed_bytes=1,
+                          member_count=1)
+
+
+def flags_for(name: str, modes: list[str], submitter, version: str = "0.2.0") -> dict[str, str]:
+    dataset = Dataset.objects.get(name=name)
+    flags = conformance_flags(verified(name, modes, version), dataset, {"owner": submitter.user, "dataset": dataset})
+    return {flag["kind"]: flag["detail"] for flag in flags}
+
+
+@pytest.mark.parametrize(("dataset", "modes", "flagged"), [
+    ("seed42", ["os", "os"], False),
+    ("seed42", ["os", "linux_ns"], True),
+    ("seed31415", ["linux_ns", "none"], False),
+    ("seed31415", ["os", "linux_ns"], False),
+    ("seed31415", ["os", "task"], True),
+])
+def test_the_sandbox_is_checked_against_each_datasets_policy(catalog, submitter, dataset, modes, flagged):
+    flags = flags_for(dataset, modes, submitter)
+    assert ("sandbox" in flags) is flagged, flags
+    assert set(flags) <= {"sandbox"}
+    if flagged:
+        odd = next(mode for mode in modes if mode in ("linux_ns", "task"))
+        assert flags["sandbox"].startswith(f"results ran in {odd} ×4; {dataset}'s policy is ")
+
+
+def test_client_versions_are_checked_against_each_datasets_policy(catalog, submitter, settings):
+    settings.DATASET_RUN_POLICY = {
+        "seed42": {**settings.DATASET_RUN_POLICY["seed42"], "client_versions": ["0.2.0"]},
+        "seed31415": {**settings.DATASET_RUN_POLICY["seed31415"], "client_versions": ["0.2.0", "0.2.1"]},
+    }
+    assert "client_version" not in flags_for("seed42", ["os"], submitter, "0.2.0")
+    assert flags_for("seed42", ["os"], submitter, "0.2.1")["client_version"] == (
+        "made with client '0.2.1'; seed42's policy is 0.2.0")
+    assert "client_version" not in flags_for("seed31415", ["os"], submitter, "0.2.1")
+    assert flags_for("seed31415", ["os"], submitter, "0.1.9")["client_version"] == (
+        "made with client '0.1.9'; seed31415's policy is 0.2.0, 0.2.1")
 
 
 def test_whole_levels_without_results_are_flagged(catalog, submitter, tmp_path):
