@@ -2,6 +2,7 @@
 shown to the run's owner and to maintainers only; and the run-configuration flags computed at intake."""
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,24 +35,37 @@ FILE_VERSIONS = {"constants.py": [
      "content_length": 41, "diff_summary": "'G = 6.67' → '<i>G = 6.674</i>'"}]}
 
 
+# How a result ends when it does not complete, as the official client records it (§5.4).
+ENDINGS: dict[str, dict[str, Any]] = {
+    "completed": {"error_message": None, "process_exit_code": 0, "termination_signal": None, "timeout_phase": None},
+    "timeout": {"error_message": "CodexCLIAdapter timed out after 10800s (process tree force-killed via SIGKILL)",
+                "process_exit_code": None, "termination_signal": 9, "timeout_phase": "process_execution"},
+    "failed": {"error_message": "CodexCLIAdapter exited with code 1", "process_exit_code": 1,
+               "termination_signal": None, "timeout_phase": None},
+}
+
+
 def result_tree(root: Path, *, levels: tuple[str, ...] = ("b1", "b2", "b3", "b4"), timeout: int | None = 10800,
                 attempts: int = 1, sandbox: dict[str, Any] | None = None, evidence: bool = True,
-                outputs: dict[str, bytes] | None = None) -> Path:
-    """A results tree for TASKS with the agent evidence the official client records (§5.4)."""
+                outputs: dict[str, bytes] | None = None,
+                endings: dict[tuple[str, str], tuple[str, float]] | None = None) -> Path:
+    """A results tree for TASKS with the agent evidence the official client records (§5.4); `endings`
+    gives (task, level) a status other than completed, and its elapsed seconds."""
     for task in TASKS:
         iid = f"{task}__seed42"
         for level in levels:
+            status, elapsed = (endings or {}).get((task, level), ("completed", 12.5))
             for attempt in range(1, attempts + 1):
                 data = outputs or {"result.json": f'{{"v": "{task}{level}"}}'.encode(), "curve.npy": b"\x93NUMPY1"}
                 kwargs = {"sandbox": sandbox} if sandbox else {}
-                base = write_result(root, iid, level, data, attempt=attempt, **kwargs)
+                base = write_result(root, iid, level, data, attempt=attempt, status=status, **kwargs)
                 path = root / task / f"{base}.json"
                 result = json.loads(path.read_text())
+                result["execution_time_seconds"] = elapsed
                 if evidence:
                     result["agent_output"].update(
                         log=HOSTILE_LOG if (task, level) == (TASKS[0], "b4") else f"ran {base}",
-                        trajectory_summary=TRAJECTORY, file_versions=FILE_VERSIONS,
-                        error_message=None, process_exit_code=0, termination_signal=None, timeout_phase=None)
+                        trajectory_summary=TRAJECTORY, file_versions=FILE_VERSIONS, **ENDINGS[status])
                 path.write_text(json.dumps(result))
             info = root / "instances" / iid / "framework_task_info.json"
             fti = json.loads(info.read_text())
@@ -148,6 +162,47 @@ def test_the_maintainer_sees_per_result_evidence_and_run_and_level_totals(run, m
     level_row = page.split('data-testid="evidence-level-b4"', 1)[1].split("</tr>", 1)[0]
     assert "<td class=\"num\">6</td>" in level_row and "<td class=\"num\">10</td>" in level_row
     assert "3 turns</span>, 5 tool calls, wrote constants.py, result.json" in page
+
+
+def test_timeouts_and_errors_are_totalled_per_run_and_level_with_elapsed_against_the_timeout(
+        catalog, submitter, maintainer, tmp_path, client):
+    endings = {(TASKS[0], "b3"): ("timeout", 10800.4), (TASKS[1], "b4"): ("timeout", 10801.0),
+               (TASKS[1], "b3"): ("failed", 61.0)}
+    run = upload(Client(), submitter.user, result_tree(tmp_path / "r", endings=endings), tmp_path)
+    timed_out = entry(run, TASKS[0], "b3").evidence
+    assert (timed_out["status"], timed_out["signal"], timed_out["timeout_phase"], timed_out["exit_code"]) == (
+        "timeout", 9, "process_execution", None)
+    assert timed_out["elapsed_seconds"] == 10800.4 and timed_out["timeout_seconds"] == 10800
+    failed = entry(run, TASKS[1], "b3").evidence
+    assert (failed["status"], failed["exit_code"], failed["error"]) == (
+        "failed", 1, "CodexCLIAdapter exited with code 1")
+
+    client.force_login(maintainer.user)
+    page = client.get(f"/leaderboard/review/{run.id}/").content.decode()
+
+    def totals(testid: str) -> list[str]:
+        row = page.split(f'data-testid="{testid}"', 1)[1].split("</tr>", 1)[0]
+        return re.findall(r'<td class="num">([^<]*)</td>', row)
+
+    # results, with trajectory, turns, tool calls, failed code runs, wall time, timeouts, errors
+    assert totals("evidence-run") == ["8", "8", "24", "40", "8", str(round(5 * 12.5 + 10800.4 + 10801.0 + 61.0, 1)),
+                                      "2", "1"]
+    assert totals("evidence-level-b3")[-3:] == [str(round(10800.4 + 61.0, 1)), "1", "1"]
+    assert totals("evidence-level-b4")[-3:] == [str(round(12.5 + 10801.0, 1)), "1", "0"]
+    assert totals("evidence-level-b1")[-3:] == ["25.0", "0", "0"]
+
+    def details(base: str) -> str:
+        return page.split(f'data-testid="evidence-{base}"', 1)[1].split("</details>", 1)[0]
+
+    shown = re.sub(r"\s+", " ", details(f"{TASKS[0]}__seed42__b3"))
+    assert "· timeout · 10800.4 s of 10800 s" in shown
+    assert "<dt>Elapsed</dt><dd>10800.4 s of a 10800 s timeout</dd>" in shown
+    assert "signal 9 · process_execution" in shown and "timed out after 10800s" in shown
+    shown = re.sub(r"\s+", " ", details(f"{TASKS[1]}__seed42__b3"))
+    assert "· failed · 61.0 s of 10800 s" in shown and "exit code 1" in shown
+    assert '<dd class="error">CodexCLIAdapter exited with code 1</dd>' in shown
+    assert "<dt>Elapsed</dt><dd>12.5 s of a 10800 s timeout</dd>" in re.sub(
+        r"\s+", " ", details(f"{TASKS[1]}__seed42__b1"))
 
 
 def test_the_published_board_and_its_exports_carry_no_evidence(run, maintainer, client):
