@@ -15,7 +15,8 @@ import os
 import platform
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -225,6 +226,8 @@ LOG_TAIL_CHARS = 1 << 20
 result.json over the Portal's per-file cap (8 MiB) would refuse the whole bundle."""
 _EDIT_TOOLS = ("Write", "Edit", "NotebookEdit", "write", "edit", "patch")
 _SHELL_TOOLS = ("Bash", "command_execution", "shell", "bash")
+# The tool arguments a tool_call step keeps: what the call acted on (as the official client keeps them).
+KEY_ARG_NAMES = ("file_path", "filename", "path", "output_dir", "command", "pattern", "url")
 
 
 def log_tail(text: str) -> str:
@@ -238,79 +241,214 @@ def _short_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-def _events(jsonl: str) -> Iterable[tuple[int, dict[str, Any]]]:
-    for step, line in enumerate(line for line in jsonl.splitlines() if line.strip()):
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
+def _timestamp_ms(event: dict[str, Any]) -> int | None:
+    try:
+        seconds = float(event["timestamp"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return int(seconds * 1000) if math.isfinite(seconds) and abs(seconds) < 1e15 else None
+
+
+def _events(jsonl: str) -> Iterable[tuple[int, str, Any]]:
+    """(index among the non-blank lines, the line, its JSON or _MALFORMED) of a JSONL trajectory."""
+    for index, line in enumerate(line.strip() for line in jsonl.splitlines() if line.strip()):
         try:
-            event = json.loads(line)
+            yield index, line, json.loads(line)
         except ValueError:
-            continue
-        if isinstance(event, dict):
-            yield step, event
+            yield index, line, _MALFORMED
 
 
-def _blocks(event: dict[str, Any]) -> list[dict[str, Any]]:
+_MALFORMED = object()
+
+
+def _blocks(event: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     message = event.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    if not isinstance(message, dict):
+        return {}, []
+    content = message.get("content")
+    return message, [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def _edit_summary(tool: str, args: dict[str, Any]) -> str | None:
-    old, new = str(args.get("old_string") or ""), str(args.get("new_string") or "")
-    if tool != "Edit" or not old or not new:
+def _tool_result(block: dict[str, Any], tools: dict[str, str]) -> tuple[str, dict[str, Any]]:
+    inner = block.get("content", "")
+    types: list[str] = []
+    media: list[str] = []
+    if isinstance(inner, list):
+        parts = []
+        for item in (i for i in inner if isinstance(i, dict)):
+            kind = _text(item.get("type", ""))
+            types.append(kind)
+            if kind == "text":
+                parts.append(_text(item.get("text", "")))
+            elif kind == "image":
+                source = item["source"] if isinstance(item.get("source"), dict) else {}
+                media.append(_text(source.get("media_type") or item.get("media_type") or item.get("mimeType") or ""))
+        text = "\n".join(parts)
+    else:
+        text = _text(inner)
+        types.append("text")
+    call_id = block.get("tool_use_id", "")
+    metadata: dict[str, Any] = {"tool_call_id": call_id, "is_error": bool(block.get("is_error")),
+                                "output_length": len(text), "parent_tool_name": tools.get(_text(call_id), ""),
+                                "content_types": types}
+    if media:
+        metadata["image_media_types"] = media
+    return text, metadata
+
+
+def trajectory_steps(jsonl: str) -> list[dict[str, Any]]:
+    """The steps of a Claude-Code-style JSONL trajectory (the schema the official client reads from
+    `_trajectory.jsonl`), as the official 0.2.0 client writes them to `<stem>.trajectory.json`: one step per
+    text, thinking, tool call and tool result, a synthetic turn for an assistant event that only called
+    tools, and system, error, rate-limit and result events. A line that is JSON but not an object is
+    skipped (the official extractor gives up on the whole trajectory there)."""
+    steps: list[dict[str, Any]] = []
+    tools: dict[str, str] = {}
+
+    def add(kind: str, content: str, metadata: dict[str, Any], stamp: int | None) -> None:
+        steps.append({"step_index": len(steps), "timestamp_ms": stamp, "step_type": kind, "content": content,
+                      "metadata": metadata})
+
+    for _, line, event in _events(jsonl):
+        if event is _MALFORMED:
+            add("error", f"Malformed JSON: {line[:200]}", {"parse_error": True}, None)
+            continue
+        if not isinstance(event, dict):
+            continue
+        stamp, kind = _timestamp_ms(event), event.get("type", "")
+        if kind == "assistant":
+            message, blocks = _blocks(event)
+            responded = False
+            for block in blocks:
+                btype = block.get("type", "")
+                if btype == "text":
+                    responded = True
+                    add("llm_response", _text(block.get("text", "")), {"role": "assistant"}, stamp)
+                elif btype == "thinking":
+                    responded = True
+                    thought = _text(block.get("thinking", ""))
+                    add("thinking", thought, {"thinking_length": len(thought)}, stamp)
+                elif btype == "tool_use":
+                    name, call_id = _text(block.get("name", "unknown")), block.get("id", "")
+                    if call_id:
+                        tools[_text(call_id)] = name
+                    raw = block.get("input", {}) or {}
+                    args = {k: _text(raw[k]) for k in KEY_ARG_NAMES if k in raw} if isinstance(raw, dict) else {}
+                    add("tool_call", name, {"tool_name": name, "key_args": args, "tool_call_id": call_id}, stamp)
+            if not responded and message.get("content"):
+                add("llm_response", "", {"role": "assistant", "synthetic_turn_marker": True}, stamp)
+        elif kind == "user":
+            for block in _blocks(event)[1]:
+                if block.get("type") == "tool_result":
+                    add("tool_result", *_tool_result(block, tools), stamp)
+        elif kind == "system":
+            add("system", _text(event.get("message") or event.get("text") or ""),
+                {"subtype": event.get("subtype", "")}, stamp)
+        elif kind == "error":
+            add("error", _text(event.get("message") or event.get("error") or str(event)), {}, stamp)
+        elif kind in ("rate_limit_event", "rate_limit"):
+            add("rate_limit", _text(event.get("message") or str(event)), {}, stamp)
+        elif kind == "result":
+            add("system", f"result: {event.get('subtype', '')}",
+                {key: event[key] for key in ("num_turns", "usage") if key in event}, stamp)
+    return steps
+
+
+def trajectory_summary(steps: list[dict[str, Any]], path_of: Callable[[str], str] = str) -> dict[str, Any]:
+    """The official `trajectory_summary` of `steps`: turns are text replies and synthetic turns, files
+    modified those a write/edit tool call names (`path_of` maps each, e.g. to workspace-relative)."""
+    turns = calls = thinking = executions = failures = 0
+    tools: dict[str, int] = {}
+    modified: set[str] = set()
+    for step in steps:
+        kind, metadata = step["step_type"], step["metadata"]
+        if kind == "llm_response":
+            turns += 1
+        elif kind == "tool_call":
+            calls += 1
+            name = metadata["tool_name"]
+            tools[name] = tools.get(name, 0) + 1
+            args = metadata["key_args"]
+            path = args.get("file_path", "") or args.get("path", "")
+            if name in _EDIT_TOOLS and path:
+                modified.add(path_of(path))
+        elif kind == "thinking":
+            thinking += len(step["content"])
+        elif kind == "tool_result" and metadata["parent_tool_name"] in _SHELL_TOOLS:
+            executions += 1
+            failures += bool(metadata["is_error"])
+    return {"total_turns": turns, "total_tool_calls": calls, "tool_call_distribution": tools,
+            "thinking_total_chars": thinking, "total_code_executions": executions,
+            "code_execution_failures": failures, "unique_files_modified": sorted(modified)}
+
+
+def _edit_summary(old: str, new: str) -> str | None:
+    if not old or not new:
         return None
     return "'{}' → '{}'".format(old[:50].replace("\n", "\\n"), new[:50].replace("\n", "\\n"))
 
 
-def trajectory_record(jsonl: str) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
-    """`trajectory_summary` and `file_versions` of a Claude-Code-style JSONL trajectory (the schema the
-    official client reads from `_trajectory.jsonl` by default): assistant text blocks are turns, tool_use
-    blocks tool calls, shell tool results code executions; Write/Edit/NotebookEdit inputs file versions."""
-    turns = calls = thinking = executions = failures = 0
-    tools: dict[str, int] = {}
-    modified: set[str] = set()
-    names: dict[str, str] = {}
+def file_history(jsonl: str, path_of: Callable[[str], str] = str) -> dict[str, list[dict[str, Any]]]:
+    """The official `file_versions` of a JSONL trajectory: a version per Write, Edit and NotebookEdit,
+    numbered per file (`path_of` maps each path first), its step the event's line among the non-blank
+    lines. A write's hash is of the content written; an edit's, as the official client records it, of
+    "old|new" (the edit, not the file after it), its length the new text's."""
     versions: dict[str, list[dict[str, Any]]] = {}
-    for step, event in _events(jsonl):
-        kind = event.get("type")
-        timestamp = event.get("timestamp")
-        stamp = (int(timestamp * 1000) if isinstance(timestamp, (int, float)) and math.isfinite(timestamp)
-                 and abs(timestamp) < 1e15 else None)
-        for block in _blocks(event):
-            btype = block.get("type")
-            if kind == "assistant" and btype == "text":
-                turns += 1
-            elif kind == "assistant" and btype == "thinking":
-                thinking += len(str(block.get("thinking", "")))
-            elif kind == "assistant" and btype == "tool_use":
-                name = str(block.get("name") or "unknown")
-                calls += 1
-                tools[name] = tools.get(name, 0) + 1
-                names[str(block.get("id") or "")] = name
-                raw = block.get("input")
-                args: dict[str, Any] = raw if isinstance(raw, dict) else {}
-                path = str(args.get("file_path") or args.get("notebook_path") or args.get("path") or "")
-                if name in _EDIT_TOOLS and path:
-                    modified.add(path)
-                    if name in ("Write", "Edit", "NotebookEdit"):
-                        text = (str(args.get("content", "")) if name == "Write" else
-                                f"{args.get('old_string', '')}|{args.get('new_string', '')}" if name == "Edit" else
-                                str(args.get("new_source", args.get("content", ""))))
-                        history = versions.setdefault(path, [])
-                        history.append({"version": len(history) + 1,
-                                        "action": {"Write": "write", "Edit": "edit"}.get(name, "notebook_edit"),
-                                        "step_index": step, "timestamp_ms": stamp,
-                                        "content_hash": _short_hash(text.encode("utf-8", "replace")),
-                                        # an edit's length is its new text's, as upstream records it
-                                        "content_length": len(str(args.get("new_string", ""))) if name == "Edit"
-                                        else len(text), "diff_summary": _edit_summary(name, args)})
-            elif kind == "user" and btype == "tool_result":
-                if names.get(str(block.get("tool_use_id") or "")) in _SHELL_TOOLS:
-                    executions += 1
-                    failures += bool(block.get("is_error"))
-    summary = {"total_turns": turns, "total_tool_calls": calls, "tool_call_distribution": tools,
-               "thinking_total_chars": thinking, "total_code_executions": executions,
-               "code_execution_failures": failures, "unique_files_modified": sorted(modified)}
-    return summary, versions
+    for index, _, event in _events(jsonl):
+        if not isinstance(event, dict) or event.get("type", "") != "assistant":
+            continue
+        stamp = _timestamp_ms(event)
+        for block in _blocks(event)[1]:
+            args = block.get("input")
+            name = block.get("name", "")
+            if block.get("type") != "tool_use" or not isinstance(args, dict):
+                continue
+            diff = None
+            if name == "Write":
+                path, action, text = args.get("file_path", ""), "write", _text(args.get("content", ""))
+                length = len(text)
+            elif name == "Edit":
+                old, new = _text(args.get("old_string", "")), _text(args.get("new_string", ""))
+                path, action, text, length, diff = args.get("file_path", ""), "edit", f"{old}|{new}", len(new), \
+                    _edit_summary(old, new)
+            elif name == "NotebookEdit":
+                path = args.get("notebook_path", args.get("file_path", ""))
+                action, text = "notebook_edit", _text(args.get("new_source", args.get("content", "")))
+                length = len(text)
+            else:
+                continue
+            if not path:
+                continue
+            history = versions.setdefault(path_of(_text(path)), [])
+            history.append({"version": len(history) + 1, "action": action, "step_index": index,
+                            "timestamp_ms": stamp, "content_hash": _short_hash(text.encode("utf-8", "replace")),
+                            "content_length": length, "diff_summary": diff})
+    return versions
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    steps: list[dict[str, Any]]
+    summary: dict[str, Any] | None  # None for an empty trajectory, as the official client records it
+    file_versions: dict[str, list[dict[str, Any]]]
+
+
+def trajectory_of(jsonl: str, workspace: Path) -> Trajectory:
+    """Steps, summary and file history of the JSONL an agent left in `workspace`, with the paths inside
+    the workspace relative (the official client keeps them absolute: a host path, and not the name
+    the task declares; relative, a file's history and its `final` version share one key)."""
+    prefixes = tuple(f"{p}/" for p in {str(workspace), str(workspace.resolve())})
+
+    def relative(path: str) -> str:
+        return next((path[len(p):] for p in prefixes if path.startswith(p)), path)
+
+    steps = trajectory_steps(jsonl)
+    return Trajectory(steps=steps, summary=trajectory_summary(steps, relative) if jsonl.strip() else None,
+                      file_versions=file_history(jsonl, relative))
 
 
 def final_output_versions(persisted: dict[str, Any] | None,

@@ -404,21 +404,14 @@ class Runner:
         link.symlink_to(workspace)
 
     @staticmethod
-    def trajectory(workspace: Path) -> tuple[dict[str, Any] | None, dict[str, list[dict[str, Any]]]]:
-        """The summary and file history of the `_trajectory.jsonl` the agent left (contract §5.8), if any.
-        A link or an oversized file is not read: the agent controls the workspace."""
+    def trajectory(workspace: Path) -> records.Trajectory | None:
+        """What the `_trajectory.jsonl` the agent left says it did (contract §5.8), if it left one; paths
+        inside the workspace become the relative names the task declares, in the summary and the file
+        history alike. A link or an oversized file is not read: the agent controls the workspace."""
         path = workspace / records.TRAJECTORY_FILE
         if path.is_symlink() or not path.is_file() or path.stat().st_size > OUTPUT_CAP:
-            return None, {}
-        summary, history = records.trajectory_record(path.read_text(encoding="utf-8", errors="replace"))
-        # Paths inside the workspace become the relative names the task declares, so a file's history
-        # and the final version the runner observes share one key.
-        prefixes = tuple(f"{p}/" for p in {str(workspace), str(workspace.resolve())})
-        merged: dict[str, list[dict[str, Any]]] = {}
-        for name, versions in history.items():
-            rel = next((name[len(p):] for p in prefixes if name.startswith(p)), name)
-            merged.setdefault(rel, []).extend(versions)
-        return summary, merged
+            return None
+        return records.trajectory_of(path.read_text(encoding="utf-8", errors="replace"), workspace)
 
     def write_result(self, item: WorkItem, workspace: Path, run: AgentRun, recorded: list[str]) -> dict[str, Any]:
         task_out = self.out / item.instance.task_id
@@ -464,10 +457,14 @@ class Runner:
         persisted = persist_outputs(workspace, recorded, task_out, item.stem)
         if persisted is not None:
             agent_output["persisted_outputs"] = persisted
-        summary, history = self.trajectory(workspace)
-        if summary is not None:
-            agent_output["trajectory_summary"] = sanitizer.value(summary)
-        versions = records.final_output_versions(persisted, history)
+        trajectory = self.trajectory(workspace)
+        if trajectory is not None:
+            if trajectory.summary is not None:
+                agent_output["trajectory_summary"] = sanitizer.value(trajectory.summary)
+            name = f"{item.stem}.trajectory.json"
+            records.write_json_atomic(task_out / name, sanitizer.value(trajectory.steps))
+            agent_output["trajectory_file"] = name
+        versions = records.final_output_versions(persisted, trajectory.file_versions if trajectory else {})
         if versions:
             agent_output["file_versions"] = {sanitizer.text(path): v for path, v in versions.items()}
 
