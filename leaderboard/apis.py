@@ -25,7 +25,8 @@ def _page_bounds(params: object) -> tuple[int, int]:
 
 
 class LeaderboardApi(APIView):
-    """The public board as JSON: published runs only, the same rows as the page and the CSV."""
+    """The public board as JSON: published runs only, the same rows as the page and the CSV, and the
+    newest events of the public moderation log."""
 
     permission_classes = [AllowAny]
     authentication_classes: list = []  # public and cacheable: no per-user answer
@@ -54,7 +55,11 @@ class LeaderboardApi(APIView):
             "limit": limit,
             "offset": offset,
         })
-        body = head[:-1] + b',"rows":[' + b",".join(rows[offset:offset + limit]) + b"]}"
+        # The public moderation log travels with the board: its newest events, and where the rest are.
+        moderation = selectors.board_cached("json-moderation", query, lambda: JSONRenderer().render(
+            selectors.moderation_summary(query.dataset)), per_sort=False)
+        body = (head[:-1] + b',"moderation":' + moderation + b',"rows":['
+                + b",".join(rows[offset:offset + limit]) + b"]}")
         return HttpResponse(body, content_type="application/json")
 
 

@@ -28,6 +28,7 @@ def row_public(row: dict[str, Any]) -> dict[str, Any]:
         "published_at": row["published_at"].isoformat() if row["published_at"] else None,
         "scored_at": row["scored_at"].isoformat() if row["scored_at"] else None,
         "url": f"/leaderboard/entries/{row['id']}/",
+        "moderation_url": f"/leaderboard/entries/{row['id']}/#moderation",
     }
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.core.cache import cache
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Window
 
 from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, figures
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
@@ -215,6 +215,19 @@ def moderation_log() -> QuerySet[ModerationEvent]:
     with the board entry's id while the run is on the board. Public: no maintainer, no owner."""
     entry = LeaderboardEntry.objects.filter(submission_id=OuterRef("submission_id")).values("id")[:1]
     return ModerationEvent.objects.annotate(entry_id=Subquery(entry)).order_by("-created_at", "-id")
+
+
+MODERATION_RECENT = 20
+
+
+def moderation_summary(dataset: str) -> dict[str, Any]:
+    """A dataset board's public moderation events for its JSON export: how many, the newest, and where the
+    whole log is. One query; cached with the board, which every new event invalidates."""
+    events = list(moderation_log().filter(dataset_id=dataset)
+                  .annotate(total=Window(Count("id")))[:MODERATION_RECENT])
+    return {"count": events[0].total if events else 0,
+            "log_url": "/api/v1/leaderboard/moderation", "page_url": "/leaderboard/moderation",
+            "recent": [moderation_public(e) for e in events]}
 
 
 def moderation_public(event: ModerationEvent) -> dict[str, Any]:

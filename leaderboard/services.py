@@ -87,6 +87,8 @@ def _moderation(submission: Submission, kind: str, reason: str, display_name: st
     """One public moderation-log row (the maintainer is not named there)."""
     ModerationEvent.objects.create(submission=submission, dataset_id=submission.dataset_id, kind=kind,
                                    reason=reason, display_name=display_name, mean_before=before, mean_after=after)
+    # The board's JSON export carries the log: a rejection after publication changes no row, but shows there.
+    transaction.on_commit(board_cache_invalidate)
 
 
 DEFAULT_PUBLISH_REASON = "Published after review."

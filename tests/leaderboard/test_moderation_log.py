@@ -95,3 +95,35 @@ def test_the_log_is_newest_first_and_paginated(catalog, submitter, maintainer):
         views.MODERATION_PAGE_SIZE = 50
     assert "Run 2" in first and "Run 1" in first and "Run 0" not in first and "Older →" in first
     assert "Run 0" in second and "Run 2" not in second
+
+
+def test_the_boards_json_export_carries_the_moderation_log(catalog, submitter, maintainer,
+                                                          django_capture_on_commit_callbacks):
+    kept, removed = (scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], model=m)) for m in "ab")
+    entry = services.review_publish(submission_id=kept.id, actor=maintainer.user, display_name="Kept",
+                                    public_reason="<i>Checked</i> the trajectories")
+    services.review_publish(submission_id=removed.id, actor=maintainer.user, display_name="Removed")
+    services.review_unpublish(submission_id=removed.id, actor=maintainer.user, reason="Copied outputs")
+    client = Client()
+    body = client.get("/api/v1/leaderboard").json()
+    log = body["moderation"]
+    assert log["log_url"] == "/api/v1/leaderboard/moderation" and log["page_url"] == "/leaderboard/moderation"
+    assert log["count"] == 3
+    assert [(e["kind"], e["run"], e["reason"]) for e in log["recent"]] == [
+        ("unpublish", "Removed", "Copied outputs"), ("publish", "Removed", services.DEFAULT_PUBLISH_REASON),
+        ("publish", "Kept", "<i>Checked</i> the trajectories")]
+    assert log["recent"][2]["entry_id"] == entry.id and log["recent"][0]["entry_id"] is None
+    assert log["recent"] == client.get("/api/v1/leaderboard/moderation").json()["events"]  # one shape
+    [row] = body["rows"]
+    assert row["moderation_url"] == f"/leaderboard/entries/{entry.id}/#moderation"
+    assert 'id="moderation"' in client.get(row["moderation_url"].split("#")[0]).content.decode()
+    assert "maya" not in str(body) and "alice" not in str(body)  # neither the maintainer nor the owner
+
+    # A rejection after publication changes no row, yet the cached export shows it at once.
+    with django_capture_on_commit_callbacks(execute=True):
+        services.review_reject(submission_id=removed.id, actor=maintainer.user, reason="Copied outputs, confirmed")
+    log = client.get("/api/v1/leaderboard").json()["moderation"]
+    assert log["count"] == 4 and log["recent"][0]["kind"] == "reject"
+    # Another dataset's board has its own log.
+    other = client.get("/api/v1/leaderboard?dataset=seed31415").json()["moderation"]
+    assert other["count"] == 0 and other["recent"] == []

@@ -55,7 +55,8 @@ def test_query_count_stays_constant_from_1_to_500_published_runs(client, catalog
     many = {url: page_queries(client, url) for url in PUBLIC_PAGES}
     assert many == one, (one, many)
     for url, (cold, warm) in many.items():
-        assert cold <= 3 and warm <= 2, (url, cold, warm)
+        # The JSON's cold fetch has one more: the newest moderation events it carries.
+        assert cold <= (4 if url.startswith("/api/") else 3) and warm <= 2, (url, cold, warm)
     with django_assert_max_num_queries(len(detail_one)):
         client.get(f"/leaderboard/entries/{entry_id}/")
     assert queue_queries(client, maintainer) == queue_one
