@@ -48,6 +48,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_board_cache() -> None:
+    """The cache (files under var/test) outlives a test's database rollback and the test run itself:
+    every test starts from a new board generation, or it could read another test's board."""
+    from leaderboard.selectors import board_cache_invalidate
+
+    board_cache_invalidate()
+
+
 def _make_user(email: str, maintainer: bool = False) -> Persona:
     from allauth.account.models import EmailAddress
 
