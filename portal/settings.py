@@ -416,6 +416,9 @@ DATASET_RUN_POLICY = {
 }
 PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
 PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)
+# The per-day quotas below (confirms per user and site-wide, proposal validations) count over any
+# QUOTA_WINDOW_HOURS, a rolling window rather than a calendar day.
+QUOTA_WINDOW_HOURS = 24
 # Scoring is an oracle on private references: per-user confirms in any 24 hours, and results
 # (instance x level x attempt) scored from one bundle. A full seed42 run is tasks x 4 levels.
 CONFIRMS_PER_DAY_LIMIT = env_int("ASIBENCH_CONFIRMS_PER_DAY", 5, minimum=1)

@@ -271,14 +271,16 @@ def proposal_file_delete(*, user: User, proposal_id: object, path: str) -> Propo
 
 def _validation_quota_check(user: User) -> None:
     """Refuse a validation beyond the author's daily quota; caller holds the user's row lock."""
-    since = timezone.now() - timedelta(days=1)
-    recent = ProposalJob.objects.filter(kind=ProposalJob.Kind.VALIDATE, requested_by=user, created_at__gte=since)
+    window = timedelta(hours=settings.QUOTA_WINDOW_HOURS)
+    recent = ProposalJob.objects.filter(kind=ProposalJob.Kind.VALIDATE, requested_by=user,
+                                        created_at__gte=timezone.now() - window)
     limit = settings.PROPOSAL_VALIDATIONS_PER_DAY
     if recent.count() >= limit:
         oldest = recent.order_by("created_at").values_list("created_at", flat=True).first()
-        again = (oldest + timedelta(days=1)).strftime("%Y-%m-%d %H:%M UTC") if oldest else "tomorrow"
-        raise QuotaExceeded(f"You have started {limit} pre-submit validations in the last 24 hours, the daily "
-                            f"limit; the next one can start at {again}.", code="validation_quota")
+        again = (oldest + window).strftime("%Y-%m-%d %H:%M UTC") if oldest else "tomorrow"
+        raise QuotaExceeded(f"You have started {limit} pre-submit validations in the last "
+                            f"{settings.QUOTA_WINDOW_HOURS} hours, the daily limit; the next one can start at {again}.",
+                            code="validation_quota")
 
 
 def proposal_submit(*, user: User, proposal_id: object) -> ProposalJob:
@@ -400,7 +402,7 @@ def proposal_publish(*, maintainer: User, proposal_id: object, dataset_names: li
                        code="not_accepted")
     check_task_id_free(revision)
     if not dataset_names:
-        raise ValidationFailed("Choose at least one dataset to generate instances for.", code="no_dataset")
+        raise ValidationFailed("Choose at least one dataset to generate instances for.", code="datasets_required")
     if status not in PUBLISHABLE_STATUSES:
         raise ValidationFailed(f"Publish as one of {', '.join(PUBLISHABLE_STATUSES)}.", code="bad_status")
     try:

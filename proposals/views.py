@@ -280,7 +280,7 @@ def review_publish(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     form = forms.PublishForm(request.POST)
     try:
         if not form.is_valid():
-            raise PortalError("Choose at least one dataset.", code="no_dataset")
+            raise PortalError("Choose at least one dataset.", code="datasets_required")
         services.proposal_publish(maintainer=request.user, proposal_id=proposal_id,
                                   dataset_names=form.cleaned_data["datasets"], status=form.cleaned_data["status"])
     except NotFound as exc:

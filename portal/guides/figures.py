@@ -12,7 +12,15 @@ from typing import Any
 from django.conf import settings
 
 from cli_client.formats.difficulty import DIFFICULTY_THRESHOLD
-from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES, MAX_TASK_FILES
+from cli_client.formats.task_files import (
+    ALLOWED_EXTENSIONS,
+    MAX_FILE_BYTES,
+    MAX_NAME_CHARS,
+    MAX_TASK_BYTES,
+    MAX_TASK_FILES,
+)
+from leaderboard.stats import CONFIDENCE
+from portal.submissions.bundle_verify import MAX_ATTEMPT, MAX_COMPONENT_BYTES
 from portal.submissions.services import bundle_limits
 
 _PLACEHOLDER = re.compile(r"\{\{\s*figure:([a-z0-9_]+)\s*\}\}")
@@ -66,6 +74,9 @@ FIGURES: dict[str, Callable[[], str]] = {
     "bundle_max_result_json": lambda: size(bundle_limits().max_result_json_bytes),
     "bundle_max_name_bytes": lambda: count(bundle_limits().max_name_bytes),
     "bundle_max_path_depth": lambda: count(bundle_limits().max_path_depth),
+    "bundle_max_name_component": lambda: count(MAX_COMPONENT_BYTES),
+    "bundle_max_attempt": lambda: count(MAX_ATTEMPT),
+    "quota_window": lambda: f"{settings.QUOTA_WINDOW_HOURS} hours",
     "browser_upload_max": lambda: size(settings.BROWSER_UPLOAD_MAX_BYTES),
     "upload_rate": lambda: rate(_throttle_rates()["bundle_upload"]),
     "draft_ttl": lambda: hours(settings.DRAFT_TTL_HOURS),
@@ -88,6 +99,9 @@ FIGURES: dict[str, Callable[[], str]] = {
     "task_file_max": lambda: size(MAX_FILE_BYTES),
     "task_files_max_total": lambda: size(MAX_TASK_BYTES),
     "task_files_max_count": lambda: count(MAX_TASK_FILES),
+    "task_path_max_chars": lambda: count(MAX_NAME_CHARS),
+    "task_file_types": lambda: " ".join(f"`{suffix}`" for suffix in sorted(ALLOWED_EXTENSIONS)),
+    "board_confidence": lambda: f"{CONFIDENCE:.0%}",
     "device_code_ttl": lambda: f"{settings.DEVICE_CODE_TTL_SECONDS // 60} minutes",
     "device_token_days": lambda: f"{settings.DEVICE_LOGIN_TOKEN_DAYS} days",
 }

@@ -551,12 +551,13 @@ def _check_name(raw: str, limits: BundleLimits) -> list[str]:
         raise BundleRejected("bad_path", f"{raw}: empty or '.' path components and backslashes are not allowed")
     if "\0" in raw:
         raise BundleRejected("bad_path", f"{raw!r}: a NUL character is not allowed in a bundle path")
-    if max(map(len, raw.encode("utf-8").split(b"/"))) > _NAME_MAX:
-        raise BundleRejected("name_too_long", f"{raw[:200]}: a path component is longer than {_NAME_MAX} bytes")
+    if max(map(len, raw.encode("utf-8").split(b"/"))) > MAX_COMPONENT_BYTES:
+        raise BundleRejected("name_too_long",
+                             f"{raw[:200]}: a path component is longer than {MAX_COMPONENT_BYTES} bytes")
     return parts
 
 
-_NAME_MAX = 255
+MAX_COMPONENT_BYTES = 255  # a folder or file name, as most file systems allow
 
 
 def _check_type(header: _Header) -> None:
@@ -967,8 +968,9 @@ def _check_identity(item: dict[str, Any], seen: set[str], known: Callable[[str],
     base = item.get("base_name")
     if not isinstance(base, str) or not base or "/" in base or "\\" in base or base in (".", ".."):
         raise BundleRejected("bad_identity", f"instances[]: base_name {repr(base)[:200]} is not a plain folder name")
-    if len(base.encode("utf-8")) > _NAME_MAX:  # it names a folder in the archive; and keeps messages short
-        raise BundleRejected("bad_identity", f"instances[]: base_name {base[:80]}… is longer than {_NAME_MAX} bytes")
+    if len(base.encode("utf-8")) > MAX_COMPONENT_BYTES:  # it names a folder in the archive; keeps messages short
+        raise BundleRejected("bad_identity",
+                             f"instances[]: base_name {base[:80]}… is longer than {MAX_COMPONENT_BYTES} bytes")
     if base in seen:
         raise BundleRejected("duplicate_instance", f"{base}: appears twice in the manifest's instances")
     seen.add(base)

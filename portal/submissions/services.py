@@ -393,13 +393,13 @@ def _confirm_quota_check(user: User, submission: Submission) -> None:
             code="too_many_results",
         )
     User.objects.select_for_update().filter(id=user.id).first()
-    since = timezone.now() - timedelta(days=1)
-    recent = [at for at in Submission.objects.filter(owner=user, confirmed_at__gte=since)
+    window = timedelta(hours=settings.QUOTA_WINDOW_HOURS)
+    recent = [at for at in Submission.objects.filter(owner=user, confirmed_at__gte=timezone.now() - window)
               .order_by("confirmed_at").values_list("confirmed_at", flat=True) if at is not None]
     if len(recent) >= settings.CONFIRMS_PER_DAY_LIMIT:
-        frees_at = recent[len(recent) - settings.CONFIRMS_PER_DAY_LIMIT] + timedelta(days=1)
+        frees_at = recent[len(recent) - settings.CONFIRMS_PER_DAY_LIMIT] + window
         raise QuotaExceeded(
-            f"You have confirmed {len(recent)} runs in the last 24 hours; the limit is "
+            f"You have confirmed {len(recent)} runs in the last {settings.QUOTA_WINDOW_HOURS} hours; the limit is "
             f"{settings.CONFIRMS_PER_DAY_LIMIT} a day. This draft stays; confirm it after "
             f"{frees_at:%Y-%m-%d %H:%M} UTC.",
             code="confirm_quota",
@@ -416,16 +416,16 @@ def _site_confirm_budget_check(submission: Submission) -> None:
     Every run is of the official dataset, so locking its row serialises all counted confirms.
     """
     Dataset.objects.select_for_update().filter(name=submission.dataset_id).first()
-    since = timezone.now() - timedelta(days=1)
-    counted = (Submission.objects.filter(confirmed_at__gte=since)
+    window = timedelta(hours=settings.QUOTA_WINDOW_HOURS)
+    counted = (Submission.objects.filter(confirmed_at__gte=timezone.now() - window)
                .exclude(owner__groups__name=MAINTAINERS_GROUP).exclude(owner__is_superuser=True))
     recent = sorted(at for at in counted.values_list("confirmed_at", flat=True) if at is not None)
     budget = settings.CONFIRMS_PER_DAY_SITE
     if len(recent) >= budget:
-        frees_at = recent[len(recent) - budget] + timedelta(days=1)
+        frees_at = recent[len(recent) - budget] + window
         raise QuotaExceeded(
-            f"The Portal has taken its {budget} confirms for the last 24 hours (all users together). This draft "
-            f"stays; confirm it after {frees_at:%Y-%m-%d %H:%M} UTC.",
+            f"The Portal has taken its {budget} confirms for the last {settings.QUOTA_WINDOW_HOURS} hours (all users "
+            f"together). This draft stays; confirm it after {frees_at:%Y-%m-%d %H:%M} UTC.",
             code="site_confirm_budget",
         )
 def submission_rescore(*, submission_id: str, requested_by: User) -> Submission:

@@ -11,8 +11,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+import proposals
+from cli_client.formats import task_files
 from portal.guides import selectors
-from portal.guides.faq import faq_codes, help_path
+from portal.guides.faq import FAQ_FILE, faq_codes, help_path
 from portal.guides.figures import UnknownFigure, fill_figures
 from portal.submissions import apis as submission_apis
 from portal.submissions import bundle_verify
@@ -98,6 +100,64 @@ def test_every_reason_code_the_intake_can_return_has_an_faq_entry():
     assert not missing, f"reason codes without an FAQ entry in portal/guides/content/faq.md: {missing}"
 
 
+PROPOSAL_MODULES = sorted(Path(proposals.__file__).parent.glob("*.py")) + [Path(task_files.__file__)]
+# Refusals of a maintainer's own review actions (decide, publish), not of anything an author sent: their
+# pages say what to do, and the public FAQ does not explain the review tools. And "no such proposal".
+MAINTAINER_ONLY = {"bad_decision", "reason_required", "stale_revision", "not_submitted", "not_accepted",
+                   "datasets_required", "bad_status", "publishing", "publish_failed", "catalog_task", "invalid"}
+
+
+def proposal_reason_codes() -> set[str]:
+    """Every code the proposal flow can refuse with (web, API, CLI sync and the client's own checks), read
+    from the source: a PortalError's literal `code=`, or a TaskFileError's literal second argument."""
+    from portal import errors
+
+    classes = {name for name, cls in vars(errors).items()
+               if isinstance(cls, type) and issubclass(cls, errors.PortalError)}
+    codes: set[str] = set()
+    for module in PROPOSAL_MODULES:
+        for call in ast.walk(ast.parse(module.read_text())):
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                continue
+            if call.func.id in classes:
+                code = next((k.value for k in call.keywords if k.arg == "code"), None)
+                if isinstance(code, ast.Constant):
+                    codes.add(code.value)
+                else:  # a TaskFileError's code handed on (read below), or none: the class default
+                    assert code is None or ast.unparse(code) == "exc.code", f"{module.name}: {ast.unparse(call)}"
+            elif call.func.id == "TaskFileError":
+                assert isinstance(call.args[1], ast.Constant), f"{module.name}: {ast.unparse(call)}"
+                codes.add(call.args[1].value)
+    return codes - {"not_found", "proposal_not_found"}
+
+
+def faq_entry(code: str) -> str:
+    text = FAQ_FILE.read_text()
+    start = text.index(f"{{#{code}}}")
+    end = text.find("\n### ", start)
+    return text[start:end if end > 0 else len(text)]
+
+
+def test_every_reason_code_a_proposal_can_get_has_an_faq_entry():
+    codes = proposal_reason_codes()
+    # The enumeration works: the web flow's, the file API's, the sync's and the client's own codes are found.
+    assert {"bad_task_id", "yaml_alias", "stale_snapshot", "browser_edits", "too_many_files", "file_type",
+            "symlink", "collision", "bad_content_type", "length_required", "task_id_taken", "no_files"} <= codes
+    assert MAINTAINER_ONLY <= codes, MAINTAINER_ONLY - codes  # the exclusions are real codes, kept current
+    missing = sorted(codes - MAINTAINER_ONLY - faq_codes())
+    assert not missing, f"proposal reason codes without an FAQ entry in portal/guides/content/faq.md: {missing}"
+    assert not (MAINTAINER_ONLY - {"invalid"}) & faq_codes()
+
+
+def test_a_code_shared_by_bundles_and_proposals_is_explained_for_both():
+    intake = verifier_reason_codes() | service_reason_codes()
+    shared = proposal_reason_codes() & intake
+    assert {"bad_path", "file_too_large"} <= shared
+    assert "no_dataset" not in shared  # the intake's "no dataset generated yet" is not a maintainer's empty choice
+    for code in shared:
+        assert "task proposal" in faq_entry(code), f"the {code} entry explains bundles only"
+
+
 def test_every_guide_is_linked_from_the_navigation_and_renders(client):
     home = client.get("/").content.decode()
     assert 'href="/guides/"' in home
@@ -125,6 +185,26 @@ def test_figures_come_from_settings_not_from_the_text(client, settings):
     assert re.search(r"<td><code>seed42</code></td>\s*<td><code>os</code></td>", submit)
     faq = client.get("/guides/faq/").content.decode()
     assert "Each account may confirm 13 runs in any 24 hours" in faq
+
+
+def test_windows_and_path_limits_are_figures_too(client, settings, monkeypatch):
+    from portal.guides import figures
+
+    settings.QUOTA_WINDOW_HOURS = 12
+    settings.CONFIRMS_PER_DAY_LIMIT = 13
+    settings.PROPOSAL_VALIDATIONS_PER_DAY = 4
+    monkeypatch.setattr(figures, "MAX_COMPONENT_BYTES", 254)
+    monkeypatch.setattr(figures, "MAX_ATTEMPT", 999)
+    monkeypatch.setattr(figures, "CONFIDENCE", 0.9)
+    pages = {g.slug: re.sub(r"\s+", " ", client.get(g.url).content.decode()) for g in selectors.guide_list()}
+    assert "13 in any 12 hours per account" in pages["submit-results"]
+    assert "Each account may confirm 13 runs in any 12 hours" in pages["faq"]
+    assert "confirms in any 12 hours," in pages["faq"] and "4 pre-submit validations in any 12 hours" in pages["faq"]
+    assert "4 validations in any 12 hours" in pages["contribute-a-task"]
+    assert "per account in any 12 hours" in pages["how-scoring-works"] and "a 90% <strong>bootstrap" in pages[
+        "how-scoring-works"]
+    assert "each folder or file name at most 254 bytes" in pages["faq"] and "between 1 and 999," in pages["faq"]
+    assert not any("24 hours" in page for page in pages.values())
 
 
 def test_a_figure_must_be_known_and_prompt_placeholders_are_left_alone():
