@@ -473,7 +473,7 @@ def review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: 
     (or the name it was published under before); reject needs the one reason, given to every owner;
     `reason` is the public reason of a publish and the note of a rescore.
 
-    Returns {"done": [ids], "refused": [(id, message)]}."""
+    Returns {"done": [ids], "refused": [(id, message, reason code)]}."""
     _require_maintainer(actor)
     if action not in BULK_ACTIONS:
         raise ValidationFailed(f"Unknown bulk action {action!r}; use {', '.join(BULK_ACTIONS)}.", code="bad_action")
@@ -485,7 +485,7 @@ def review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: 
     if action == "reject" and not (reason or "").strip():
         raise ValidationFailed("A rejection needs a reason; every owner will read it.", code="reason_required")
     done: list[str] = []
-    refused: list[tuple[str, str]] = []
+    refused: list[tuple[str, str, str | None]] = []
     for submission_id in ids:
         try:
             if action == "publish":
@@ -500,7 +500,7 @@ def review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: 
             else:
                 review_rescore(submission_id=submission_id, actor=actor, reason=reason)
         except (PortalError, DjangoValidationError) as exc:
-            refused.append((submission_id, getattr(exc, "detail", None) or str(exc)))
+            refused.append((submission_id, getattr(exc, "detail", None) or str(exc), getattr(exc, "code", None)))
         else:
             done.append(submission_id)
     return {"done": done, "refused": refused}

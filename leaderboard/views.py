@@ -21,6 +21,7 @@ from leaderboard import charts, selectors, services
 from leaderboard.exports import rows_csv
 from leaderboard.figures import COLUMNS, LEVELS
 from portal.errors import NotFound, PortalError
+from portal.guides.faq import message_tag
 from portal.pages import AuthedRequest, act_and_redirect, error_page, maintainer_only, not_found_page
 
 PAGE_SIZE = 100
@@ -35,7 +36,7 @@ def board(request: HttpRequest) -> HttpResponse:
     try:
         query = selectors.board_query_from(request.GET, datasets, lambda: domains)
     except PortalError as exc:
-        return error_page(request, exc.detail, status=exc.status_code)
+        return error_page(request, exc.detail, status=exc.status_code, code=exc.code)
     base = {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {})}
     # The table and charts are the same for every visitor: cached as HTML until the next publish.
     # The page number in the key is the one the paginator settled on, never the raw parameter.
@@ -83,7 +84,7 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     try:
         query = selectors.board_query_from(request.GET, datasets, lambda: domains)
     except PortalError as exc:
-        return error_page(request, exc.detail, status=exc.status_code)
+        return error_page(request, exc.detail, status=exc.status_code, code=exc.code)
     value = request.GET.get("value") or "mean"
     if value not in selectors.HEATMAP_VALUES:
         value = "mean"  # an allowlist before the cache key, as for the board's sort
@@ -202,10 +203,10 @@ def review_bulk(request: AuthedRequest) -> HttpResponse:
         outcome = services.review_bulk(submission_ids=request.POST.getlist("runs"), actor=request.user,
                                        action=request.POST.get("action", ""), reason=request.POST.get("reason", ""))
     except PortalError as exc:
-        messages.error(request, exc.detail)
+        messages.error(request, exc.detail, extra_tags=message_tag(exc.code))
         return back
     if outcome["done"]:
         messages.success(request, f"{request.POST.get('action')}: {len(outcome['done'])} run(s) done, each audited.")
-    for submission_id, why in outcome["refused"]:
-        messages.error(request, f"{submission_id[:8]}: {why}")
+    for submission_id, why, code in outcome["refused"]:
+        messages.error(request, f"{submission_id[:8]}: {why}", extra_tags=message_tag(code))
     return back

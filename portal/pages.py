@@ -1,4 +1,4 @@
-"""What every HTML view shares: the error page, act-then-redirect, and maintainer-only pages.
+"""What every HTML view shares: the error page, refusals on forms, act-then-redirect, maintainer-only pages.
 
 One policy for refusals on pages: whatever a visitor may not see answers 404, be it another
 user's object or a page for maintainers only, so neither is advertised. The services check
@@ -10,6 +10,7 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from django.contrib import messages
+from django.forms import Form
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -33,7 +34,13 @@ def error_page(request: HttpRequest, message: str, status: int = 404, code: str 
 
 
 def not_found_page(request: HttpRequest, exc: NotFound) -> HttpResponse:
-    return error_page(request, exc.detail, status=404)
+    return error_page(request, exc.detail, status=404, code=exc.code)
+
+
+def form_refusal(form: Form, exc: PortalError) -> None:
+    """Show a service's refusal on `form`; the template links `form.refusal_help_url`, its FAQ entry."""
+    form.add_error(None, exc.detail)
+    form.refusal_help_url = help_path(exc.code)  # type: ignore[attr-defined]
 
 
 def act_and_redirect(request: HttpRequest, action: Callable[[], T], then: Callable[[], HttpResponse],

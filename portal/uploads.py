@@ -17,9 +17,8 @@ from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
-from portal.guides.faq import help_path
+from portal.pages import error_page
 
 # Room for the CSRF token, other small fields and the multipart part headers around the files.
 FORM_ALLOWANCE_BYTES = 64 * 1024
@@ -29,6 +28,10 @@ MB = 1024 * 1024
 
 class UploadTooLarge(RequestDataTooBig):
     """The file data passed the cap while streaming (a 400 if it ever escapes the middleware)."""
+
+    def __init__(self, message: str, *, one_file: bool) -> None:
+        super().__init__(message)
+        self.one_file = one_file  # the per-file cap, rather than the whole upload's
 
 
 class UploadCutOff(BadRequest):
@@ -41,15 +44,16 @@ def _mb(size: int) -> str:
 
 
 def upload_limit(total: Callable[[], int], per_file: Callable[[], int] | None = None, *,
-                 refusal_code: str | None = None) -> Callable[[Any], Any]:
+                 refusal_code: str | None = None, file_refusal_code: str | None = None) -> Callable[[Any], Any]:
     """Mark a view as taking multipart uploads of at most `total()` bytes of files (`per_file()` each).
 
-    `refusal_code` is the reason code an oversized upload is refused with, so the page can link its FAQ entry.
+    `refusal_code` and `file_refusal_code` are the reason codes an upload over the total and over the
+    per-file cap are refused with, so the page can link their FAQ entries.
     """
 
     def mark(view: Any) -> Any:
         view.upload_limit = (total, per_file)
-        view.upload_refusal_code = refusal_code
+        view.upload_refusal_codes = (refusal_code, file_refusal_code)
         return view
 
     return mark
@@ -75,10 +79,10 @@ class CappedUploadHandler(TemporaryFileUploadHandler):
         self.total += len(raw_data)
         if self.total > self.max_bytes:
             self._refuse(f"The upload passed the {_mb(self.max_bytes)} limit; it was stopped there and "
-                         "nothing was saved.")
+                         "nothing was saved.", one_file=False)
         if self.max_file_bytes is not None and start + len(raw_data) > self.max_file_bytes:
             self._refuse(f"{self.file_name} is larger than the {_mb(self.max_file_bytes)} limit for one file; "
-                         "the upload was stopped there and nothing was saved.")
+                         "the upload was stopped there and nothing was saved.", one_file=True)
         return super().receive_data_chunk(raw_data, start)
 
     def upload_interrupted(self) -> None:
@@ -90,14 +94,14 @@ class CappedUploadHandler(TemporaryFileUploadHandler):
             raise UploadCutOff("The upload ended inside a file (the body was shorter than its Content-Length "
                                "said, or the connection was cut). Nothing was saved; send it again.")
 
-    def _refuse(self, message: str) -> None:
+    def _refuse(self, message: str, *, one_file: bool) -> None:
         for handle in self.opened:  # NamedTemporaryFile: closing removes it
             handle.close()
-        raise UploadTooLarge(message)
+        raise UploadTooLarge(message, one_file=one_file)
 
 
 def _refusal(request: HttpRequest, message: str, status: int, code: str | None = None) -> HttpResponse:
-    response = render(request, "portal/error.html", {"message": message, "help_url": help_path(code)}, status=status)
+    response = error_page(request, message, status=status, code=code)
     # The rest of the body is not wanted: do not let the server drain it for keep-alive.
     response["Connection"] = "close"
     return response
@@ -122,14 +126,15 @@ class UploadLimitMiddleware:
             return _refusal(request, "The upload has no Content-Length, so its size cannot be checked; send it "
                             "from the page's form (no chunked uploads).", 411)
         length = int(raw_length)
+        total_code, file_code = getattr(view_func, "upload_refusal_codes", (None, None))
         if length > total + FORM_ALLOWANCE_BYTES:
             return _refusal(request, f"The upload is {_mb(length)}; the limit is {_mb(total)}. Nothing was "
-                            "sent to the server's disk.", 413, getattr(view_func, "upload_refusal_code", None))
+                            "sent to the server's disk.", 413, total_code)
         request.upload_handlers = [CappedUploadHandler(request, max_bytes=total, max_file_bytes=per_file)]
         try:
             request.POST  # noqa: B018 - parse here, under the cap, before CSRF or the view touch the body
         except UploadTooLarge as exc:
-            return _refusal(request, str(exc), 413, getattr(view_func, "upload_refusal_code", None))
+            return _refusal(request, str(exc), 413, file_code if exc.one_file else total_code)
         except UploadCutOff as exc:
             return _refusal(request, str(exc), 400)
         return None

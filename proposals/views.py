@@ -11,16 +11,22 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES
+from cli_client.formats.task_files import ALLOWED_EXTENSIONS, MAX_FILE_BYTES, MAX_TASK_BYTES, MAX_TASK_FILES
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
-from portal.pages import AuthedRequest, act_and_redirect, maintainer_only, not_found_page
+from portal.guides.faq import message_tag
+from portal.guides.figures import count, size
+from portal.pages import AuthedRequest, act_and_redirect, form_refusal, maintainer_only, not_found_page
 from portal.uploads import upload_limit
 from proposals import forms, rendering, revisions, selectors, services
 from proposals.files import IncomingFile, blob_read
 from proposals.models import Proposal, ProposalJob
 from scoring.engine.digests import sha256_bytes, sha256_stream
 from scoring.engine.taskdef import PROMPT_LEVELS
+
+# The file rules the upload step states, from the rules themselves (cli_client.formats.task_files).
+FILE_RULES = {"types": " ".join(sorted(ALLOWED_EXTENSIONS)), "per_file": size(MAX_FILE_BYTES),
+              "files": count(MAX_TASK_FILES), "total": size(MAX_TASK_BYTES)}
 
 STEP_FORMS = {
     "identity": forms.IdentityForm,
@@ -98,6 +104,7 @@ def _step_context(proposal: Proposal | None, step: str, form: Any) -> dict[str, 
         "form": form,
         "completeness": selectors.completeness(proposal) if proposal else None,
         "files": list(proposal.files.all()) if proposal and step == "files" else [],
+        "file_rules": FILE_RULES,
     }
 
 
@@ -109,7 +116,7 @@ def proposal_new(request: AuthedRequest) -> HttpResponse:
         try:
             proposal = services.proposal_create(owner=request.user, fields=form.cleaned_data)
         except PortalError as exc:
-            form.add_error(None, exc.detail)
+            form_refusal(form, exc)
         else:
             messages.success(request, "Draft created. Saved as you go: continue with the next step.")
             return redirect("proposal-step", proposal_id=proposal.id, step="objective")
@@ -117,7 +124,8 @@ def proposal_new(request: AuthedRequest) -> HttpResponse:
                   status=422 if form.errors else 200)
 
 
-@upload_limit(lambda: MAX_TASK_BYTES, per_file=lambda: MAX_FILE_BYTES)
+@upload_limit(lambda: MAX_TASK_BYTES, per_file=lambda: MAX_FILE_BYTES, refusal_code="set_too_large",
+              file_refusal_code="file_too_large")
 @login_required
 @require_http_methods(["GET", "POST"])
 def proposal_step(request: AuthedRequest, proposal_id: str, step: str) -> HttpResponse:
@@ -134,7 +142,7 @@ def proposal_step(request: AuthedRequest, proposal_id: str, step: str) -> HttpRe
             try:
                 _save_step(request, proposal, step, form.cleaned_data)
             except PortalError as exc:
-                form.add_error(None, exc.detail)
+                form_refusal(form, exc)
             else:
                 messages.success(request, f"Saved: {selectors.STEPS[selectors.STEP_KEYS.index(step)].title}.")
                 if step == "files" or request.POST.get("stay"):
@@ -286,7 +294,7 @@ def review_publish(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     except NotFound as exc:
         return not_found_page(request, exc)
     except PortalError as exc:
-        messages.error(request, exc.detail)
+        messages.error(request, exc.detail, extra_tags=message_tag(exc.code))
     else:
         messages.success(request, "Publishing started: instances are generated in the sandbox, then the catalog "
                                   "switches to the new version at once. This page shows the result.")

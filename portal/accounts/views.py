@@ -9,7 +9,7 @@ from portal.accounts import services
 from portal.accounts.forms import CliTokenCreateForm, DeviceCodeForm, DeviceDecisionForm
 from portal.accounts.selectors import cli_token_list
 from portal.errors import PortalError
-from portal.pages import AuthedRequest
+from portal.pages import AuthedRequest, form_refusal
 
 
 @login_required
@@ -21,7 +21,7 @@ def settings_page(request: AuthedRequest) -> HttpResponse:
         try:
             issued = services.cli_token_create(user=request.user, **form.cleaned_data)
         except PortalError as exc:
-            form.add_error(None, exc.detail)
+            form_refusal(form, exc)
         else:
             form = CliTokenCreateForm()
     # The plaintext is rendered in this one response only (no redirect, no session copy).

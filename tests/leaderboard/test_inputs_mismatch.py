@@ -60,3 +60,16 @@ def test_runs_without_a_mismatch_publish_as_before(catalog, submitter, maintaine
     run = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"]))
     services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
     assert ReviewAction.objects.get(submission=run, kind="publish").reason == ""
+
+
+def test_a_refused_publish_links_its_faq_entry_one_run_or_in_bulk(mismatched, maintainer):
+    page = Client()
+    page.force_login(maintainer.user)
+    help_link = '<a href="/guides/faq/#inputs_mismatch" data-testid="message-help">'
+    one = page.post(f"/leaderboard/review/{mismatched.id}/publish", {"display_name": "A"}, follow=True)
+    assert help_link in one.content.decode()
+    bulk = page.post("/leaderboard/review/bulk", {"runs": [str(mismatched.id)], "action": "publish"}, follow=True)
+    html = bulk.content.decode()
+    assert f"{str(mismatched.id)[:8]}: " in html and "explicit inputs-mismatch override" in html
+    assert help_link in html
+    assert not LeaderboardEntry.objects.exists()

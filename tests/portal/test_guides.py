@@ -303,3 +303,58 @@ def test_an_oversized_browser_upload_links_the_size_limit_entry(submitter, setti
                        {"bundle": SimpleUploadedFile("run.tar.gz", b"\x1f\x8b" + b"0" * 200_000, "application/gzip")})
     assert page.status_code == 413
     assert b'<a href="/guides/faq/#too_large" data-testid="error-help">' in page.content
+
+
+# --- proposal pages and maintainers' messages link their entries too ---------------------------------
+
+def proposal_page(submitter) -> tuple[Client, str]:
+    from proposals import services as proposals
+
+    client = Client()
+    client.force_login(submitter.user)
+    draft = proposals.proposal_create(owner=submitter.user, fields={"task_id": "physics.toy", "name": "Toy",
+                                                                    "domain": "physics"})
+    return client, f"/submit/proposals/{draft.id}/edit/files"
+
+
+def test_the_proposal_upload_steps_size_refusals_link_their_entries(submitter):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
+
+    client, url = proposal_page(submitter)
+    assert "at most 10 MiB a file, 1,000 files, 100 MiB in all" in client.get(url).content.decode()
+    # Past the whole set's cap: refused by its Content-Length before a byte is read.
+    body = encode_multipart(BOUNDARY, {"upload": SimpleUploadedFile("a.txt", b"x")})
+    page = client.generic("POST", url, body, content_type=MULTIPART_CONTENT,
+                          CONTENT_LENGTH=str(task_files.MAX_TASK_BYTES + 10 * 1024 * 1024))
+    assert page.status_code == 413
+    assert '<a href="/guides/faq/#set_too_large" data-testid="error-help">' in page.content.decode()
+    # One file past its own cap, within the set's: stopped while it streams in.
+    big = SimpleUploadedFile("big.npy", b"\0" * (task_files.MAX_FILE_BYTES + 1))
+    page = client.post(url, {"upload": big})
+    assert page.status_code == 413 and "big.npy is larger than" in page.content.decode()
+    assert '<a href="/guides/faq/#file_too_large" data-testid="error-help">' in page.content.decode()
+
+
+def test_a_refusal_shown_on_a_proposal_form_links_its_entry(submitter):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client, url = proposal_page(submitter)
+    page = client.post(url, {"upload": SimpleUploadedFile("notes.docx", b"x")})
+    assert page.status_code == 422 and "Task file type .docx is not supported" in page.content.decode()
+    assert '<a href="/guides/faq/#file_type" data-testid="error-help">' in page.content.decode()
+    # The first step: another open draft for the same task id.
+    page = client.post("/submit/proposals/new", {"task_id": "physics.toy", "name": "Again", "domain": "physics"})
+    assert page.status_code == 422 and "already have an open draft" in page.content.decode()
+    assert '<a href="/guides/faq/#draft_exists" data-testid="error-help">' in page.content.decode()
+
+
+def test_a_refused_token_links_its_entry_on_the_settings_page(submitter):
+    from allauth.account.models import EmailAddress
+
+    EmailAddress.objects.filter(user=submitter.user).update(verified=False)
+    client = Client()
+    client.force_login(submitter.user)
+    page = client.post("/submit/settings", {"name": "laptop", "expires_in_days": "30", "scope": "submit"})
+    assert "verif" in page.content.decode()
+    assert '<a href="/guides/faq/#email_unverified" data-testid="error-help">' in page.content.decode()

@@ -102,3 +102,39 @@ def test_a_refusal_links_to_its_own_faq_entry(portal_server, page, submitter, tm
         assert page.evaluate("document.querySelector(':target')?.id") == code, code
         assert page.evaluate("document.querySelector(':target').textContent").startswith(code), code
     assert not problems, problems
+
+
+def test_a_proposal_upload_refusal_links_its_entry(portal_server, page, submitter, tmp_path):
+    from cli_client.formats.task_files import MAX_FILE_BYTES
+    from proposals import services as proposals
+
+    draft = proposals.proposal_create(owner=submitter.user, fields={"task_id": "physics.toy", "name": "Toy",
+                                                                    "domain": "physics"})
+    problems = _watch(page)
+    browser_login(page, portal_server, submitter)
+    step = f"{portal_server.url}/submit/proposals/{draft.id}/edit/files"
+
+    def upload(name: str, size: int) -> None:
+        path = tmp_path / name
+        path.write_bytes(b"\0" * size)
+        page.goto(step)
+        page.set_input_files("input[name=upload]", str(path))
+        page.click("[data-testid=step-form] button[name=save]")
+        page.wait_for_load_state("load")
+
+    def follow_help(code: str) -> None:
+        page.click("[data-testid=error-help]")
+        page.wait_for_load_state("load")
+        assert page.url == f"{portal_server.url}/guides/faq/#{code}"
+        assert page.evaluate("document.querySelector(':target').id") == code
+
+    upload("notes.docx", 10)  # refused by the service: a message on the form
+    assert "Task file type .docx is not supported" in page.locator("[data-testid=form-error]").inner_text()
+    follow_help("file_type")
+    upload("big.npy", MAX_FILE_BYTES + 1)  # stopped while it streams in: the error page
+    assert "big.npy is larger than the" in page.locator("main").inner_text()
+    screenshot(page, "proposal-upload-too-large")
+    follow_help("file_too_large")
+    assert not draft.files.exists()
+    # The refusals' own 422 and 413 are the only failed responses.
+    assert problems and all(f"/submit/proposals/{draft.id}/edit/files" in p for p in problems), problems

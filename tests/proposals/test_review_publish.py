@@ -253,6 +253,7 @@ def test_a_published_task_id_stays_with_the_author_who_published_it_first(
     response = reviewer.post(f"/submit/proposals/{second.id}/review/publish",
                              {"datasets": ["seed42"], "status": "final"}, follow=True)
     assert taken in messages_of(response)
+    assert '<a href="/guides/faq/#task_id_taken" data-testid="message-help">' in response.content.decode()
     assert not ProposalJob.objects.filter(proposal=second, kind="publish").exists()
     job = ProposalJob.objects.create(proposal=second, kind="publish", requested_by=maintainer.user,
                                      options={"datasets": ["seed42"], "status": "final"})
