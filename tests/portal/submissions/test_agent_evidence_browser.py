@@ -107,6 +107,23 @@ def test_owner_and_maintainer_see_what_the_agent_did_others_see_nothing(
     page.goto(f"{portal_server.url}/submit/submissions/{official.id}")
     assert page.locator("[data-testid=agent-evidence]").count() == 1
     assert page.locator("[data-testid=conformance]").count() == 0  # flags are for reviewers
+    # The owner sees the evidence itself: the totals, the summary, the escaped log, the file history.
+    assert page.locator("[data-testid=evidence-run]").inner_text().split() == run_row.split()
+    owner_b4 = page.locator("[data-testid='evidence-math.task_1__seed42__b4']")
+    assert "3 turns, 5 tool calls, wrote constants.py, result.json" in owner_b4.locator("summary").inner_text()
+    owner_b4.locator("summary").click()
+    owner_log = owner_b4.locator("[data-testid=evidence-log]").inner_text()
+    assert MARKER in owner_log and "<script>alert('pwn')</script>" in owner_log
+    assert "constants.py" in owner_b4.locator("[data-testid=evidence-file-versions]").inner_text()
+    assert "1200 thinking characters" in owner_b4.locator("[data-testid=evidence-trajectory]").inner_text()
+    page.goto(f"{portal_server.url}/submit/submissions/{ours.id}")
+    owner_ours = page.locator("[data-testid='evidence-math.task_1__seed42__b3']")
+    owner_ours.locator("summary").click()
+    assert "<img src=x onerror=alert(1)> our-agent-says-hello" in owner_ours.locator(
+        "[data-testid=evidence-log]").inner_text()
+    assert "final" in owner_ours.locator("[data-testid=evidence-file-versions]").inner_text()
+    screenshot(page, "owner-agent-evidence")
+    assert page.locator("img[src=x]").count() == 0 and dialogs == []
 
     page.context.clear_cookies()
     browser_login(page, portal_server, other_user)
@@ -114,8 +131,13 @@ def test_owner_and_maintainer_see_what_the_agent_did_others_see_nothing(
         for url in (f"/submit/submissions/{run.id}", f"/leaderboard/review/{run.id}/"):
             response = page.goto(f"{portal_server.url}{url}")
             assert response.status == 404 and MARKER not in page.content() and "our-agent-says" not in page.content()
+            assert page.locator("[data-testid=agent-evidence]").count() == 0
 
     page.context.clear_cookies()
-    page.goto(f"{portal_server.url}/submit/submissions/{official.id}")
-    assert "/accounts/login/" in page.url and MARKER not in page.content()
+    for run in (official, ours):
+        page.goto(f"{portal_server.url}/submit/submissions/{run.id}")
+        assert "/accounts/login/" in page.url and MARKER not in page.content()
+        response = page.goto(f"{portal_server.url}/leaderboard/review/{run.id}/")
+        assert response.status == 404 and page.locator("[data-testid=agent-evidence]").count() == 0
+        assert MARKER not in page.content() and "our-agent-says" not in page.content()
     assert dialogs == []
