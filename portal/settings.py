@@ -410,9 +410,10 @@ EVIDENCE_LOG_TAIL_CHARS = env_int("ASIBENCH_EVIDENCE_LOG_TAIL_CHARS", 16_000, mi
 # client versions expected (ASIBENCH_CLIENT_VERSIONS for both, or per dataset).
 _CLIENT_VERSIONS = env_str("ASIBENCH_CLIENT_VERSIONS", "0.2.0")
 DATASET_RUN_POLICY = {
-    name: {"sandbox_modes": OFFICIAL_SANDBOX_MODES[name],
-           "client_versions": env_list(f"ASIBENCH_{name.upper()}_CLIENT_VERSIONS", _CLIENT_VERSIONS)}
-    for name in ("seed42", "seed31415")
+    "seed42": {"sandbox_modes": OFFICIAL_SANDBOX_MODES["seed42"],
+               "client_versions": env_list("ASIBENCH_SEED42_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
+    "seed31415": {"sandbox_modes": OFFICIAL_SANDBOX_MODES["seed31415"],
+                  "client_versions": env_list("ASIBENCH_SEED31415_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
 }
 PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
 PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)

@@ -37,3 +37,26 @@ def test_an_unknown_policy_is_refused_by_name(tmp_path):
     done = seed42_modes(tmp_path, ASIBENCH_SANDBOX_POLICY="strict")
     assert done.returncode != 0
     assert "ASIBENCH_SANDBOX_POLICY must be official or local, got 'strict'" in done.stderr
+
+
+def run_policy(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASIBENCH_")}
+    return subprocess.run(
+        [sys.executable, "-c", "import django, json; django.setup(); from django.conf import settings; "
+                               "print(json.dumps(settings.DATASET_RUN_POLICY, sort_keys=True))"],
+        cwd=REPO, env={**clean, "ASIBENCH_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "portal.settings", **env},
+        capture_output=True, text=True,
+    )
+
+
+def test_each_dataset_has_its_run_policy_for_the_conformance_flags(tmp_path):
+    import json
+
+    default = json.loads(run_policy(tmp_path).stdout)
+    # The official rule, whatever this Portal accepts (the local policy takes linux_ns for seed42).
+    assert default == {"seed42": {"sandbox_modes": ["os"], "client_versions": ["0.2.0"]},
+                       "seed31415": {"sandbox_modes": ["os", "linux_ns", "none"], "client_versions": ["0.2.0"]}}
+    both = json.loads(run_policy(tmp_path, ASIBENCH_CLIENT_VERSIONS="0.2.0,0.2.1").stdout)
+    assert both["seed42"]["client_versions"] == both["seed31415"]["client_versions"] == ["0.2.0", "0.2.1"]
+    one = json.loads(run_policy(tmp_path, ASIBENCH_SEED31415_CLIENT_VERSIONS="0.3.0").stdout)
+    assert one["seed42"]["client_versions"] == ["0.2.0"] and one["seed31415"]["client_versions"] == ["0.3.0"]
