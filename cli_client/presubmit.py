@@ -35,11 +35,12 @@ from typing import Any
 
 import yaml
 
+from contracts import PROMPT_LEVELS
+from contracts.digests import INSTANCE_META, instance_meta_digest
 from scoring.engine import TaskDefinitionError, load_task, sample_params, static_validate
 from scoring.engine.cli import read_result_line, score_argv
-from scoring.engine.digests import INSTANCE_META, instance_meta_digest
 from scoring.engine.safe_yaml import untrusted_yaml_load
-from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
+from scoring.engine.taskdef import mapping_at
 
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
 SELFCHECK_SKIPPED_SCORERS = frozenset({"multimodal", "llm_judge", "agent_judge", "code_analysis"})

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_client import __version__
-from cli_client.formats.agent_label import configured_name
+from contracts.agent_label import configured_name
 
 RESULT_SCHEMA_VERSION = 1
 ADAPTER_CLASS = "CLIAgentAdapter"
@@ -109,7 +109,7 @@ def redact_agent_config(value: Any) -> Any:
 def agent_provenance(agent_cmd: str, agent_config: dict[str, Any], sanitizer: Sanitizer) -> dict[str, Any]:
     """`provenance.agent` for an `--agent-cmd` run (the only kind our client runs)."""
     return sanitizer.value({
-        # The label the Portal shows; without one it shortens `cmd_template` (cli_client.formats.agent_label).
+        # The label the Portal shows; without one it shortens `cmd_template` (contracts.agent_label).
         "agent_name": configured_name(agent_config) or None,
         "cmd_template": agent_cmd,
         "config": redact_agent_config(agent_config),

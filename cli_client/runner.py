@@ -30,9 +30,9 @@ from cli_client.agent_exec import (
     run_unsandboxed,
 )
 from cli_client.errors import CliError
+from contracts import PROMPT_LEVELS
+from contracts.digests import INPUT_DIGEST_SCHEME, instance_dir_input_digest, sha256_file
 from scoring.engine import TaskDefinitionError, anonymised_task_id, declared_outputs, load_task
-from scoring.engine.digests import INPUT_DIGEST_SCHEME, instance_dir_input_digest, sha256_file
-from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.sandbox import SandboxError
 from scoring.sandbox.process import TreeRemovalError, tree_prune, tree_remove
 

@@ -15,7 +15,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from cli_client.formats.agent_label import shown_label
+from contracts import PROMPT_LEVELS
+from contracts.agent_label import shown_label
 from leaderboard.figures import COLUMNS, figures
 from leaderboard.models import (
     IntegrityFlag,
@@ -35,7 +36,6 @@ from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.reaper import submission_requeue
 from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown
 from portal.submissions.services import submission_rescore
-from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 from scoring.selectors import scoring_run_latest
 

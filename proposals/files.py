@@ -15,9 +15,10 @@ import yaml
 from django.core.files import File
 from django.core.files.storage import default_storage
 
-from cli_client.formats.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
+from contracts import PROMPT_LEVELS
+from contracts.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
 from scoring.engine.safe_yaml import YAMLAliasRefused, untrusted_yaml_load
-from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
+from scoring.engine.taskdef import mapping_at
 
 
 @dataclass(frozen=True)

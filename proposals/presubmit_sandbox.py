@@ -76,7 +76,7 @@ def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str,
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(blob_read(blob))
         mounts = (backend.runtime_mounts() if backend.name == "docker"
-                  else python_runtime_mounts(packages=("scoring", "cli_client")))
+                  else python_runtime_mounts(packages=("scoring", "contracts", "cli_client")))
         seconds = settings.PROPOSAL_VALIDATION_TIMEOUT_SECONDS
         limits = Limits(wall_clock_seconds=seconds, cpu_seconds=seconds, memory_bytes=settings.SANDBOX_MEMORY_BYTES,
                         max_processes=settings.SANDBOX_MAX_PROCESSES, max_file_bytes=512 << 20,

@@ -8,13 +8,13 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from cli_client.formats.difficulty import GATED_LEVELS, gate_problems, too_easy_problems
-from cli_client.formats.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, score_problem
+from contracts import PROMPT_LEVELS
+from contracts.difficulty import GATED_LEVELS, gate_problems, too_easy_problems
+from contracts.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, score_problem
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound
 from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision
-from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.generation import REQUIRED_FILES
 
 PROMPT_FILES = tuple(f"prompt_{level}.md" for level in PROMPT_LEVELS)

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cli_client.formats.task_files import (
+from contracts.task_files import (
     PORTAL_TASK_ID_RE,
     SUBMISSION_FILE,
     TaskFileError,

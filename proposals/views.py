@@ -11,7 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from cli_client.formats.task_files import ALLOWED_EXTENSIONS, MAX_FILE_BYTES, MAX_TASK_BYTES, MAX_TASK_FILES
+from contracts import PROMPT_LEVELS
+from contracts.digests import sha256_bytes, sha256_stream
+from contracts.task_files import ALLOWED_EXTENSIONS, MAX_FILE_BYTES, MAX_TASK_BYTES, MAX_TASK_FILES
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
 from portal.guides.faq import message_tag
@@ -21,10 +23,8 @@ from portal.uploads import upload_limit
 from proposals import forms, rendering, revisions, selectors, services
 from proposals.files import IncomingFile, blob_read
 from proposals.models import Proposal, ProposalJob
-from scoring.engine.digests import sha256_bytes, sha256_stream
-from scoring.engine.taskdef import PROMPT_LEVELS
 
-# The file rules the upload step states, from the rules themselves (cli_client.formats.task_files).
+# The file rules the upload step states, from the rules themselves (contracts.task_files).
 FILE_RULES = {"types": " ".join(sorted(ALLOWED_EXTENSIONS)), "per_file": size(MAX_FILE_BYTES),
               "files": count(MAX_TASK_FILES), "total": size(MAX_TASK_BYTES)}
 

@@ -15,18 +15,18 @@ from typing import Any
 
 import yaml
 
+from contracts import PROMPT_LEVELS, digests
 from scoring.engine import (
     TaskDefinitionError,
     anonymised_task_id,
     declared_outputs,
-    digests,
     load_task,
     public_task_eval,
     static_validate,
 )
 from scoring.engine.custom import unavailable_imports
 from scoring.engine.safe_yaml import untrusted_yaml_load
-from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
+from scoring.engine.taskdef import mapping_at
 from scoring.runtimes import runtime_problems
 from scoring.sandbox import Limits, SandboxBackend
 from scoring.sandbox.outputs import UnsafeOutput, collect_outputs

@@ -10,11 +10,11 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
-from cli_client.formats import difficulty as policy
+from contracts import difficulty as policy
+from contracts import digests
 from portal.catalog import instance_files
 from portal.errors import NotFound, ValidationFailed
 from proposals.models import Proposal, ReviewEvent
-from scoring.engine import digests
 from scoring.models import Dataset, Instance, Task
 
 PUBLIC_TASK_STATUSES = (Task.Status.SAMPLE, Task.Status.FINAL)

@@ -3,11 +3,11 @@ from itertools import groupby
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from contracts import PROMPT_LEVELS
 from portal.catalog import selectors
 from portal.errors import NotFound
 from portal.markdown import render_markdown
 from portal.pages import not_found_page
-from scoring.engine.taskdef import PROMPT_LEVELS
 
 
 def task_list(request: HttpRequest) -> HttpResponse:

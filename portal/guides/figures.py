@@ -11,8 +11,8 @@ from typing import Any
 
 from django.conf import settings
 
-from cli_client.formats.difficulty import DIFFICULTY_THRESHOLD
-from cli_client.formats.task_files import (
+from contracts.difficulty import DIFFICULTY_THRESHOLD
+from contracts.task_files import (
     ALLOWED_EXTENSIONS,
     MAX_FILE_BYTES,
     MAX_NAME_CHARS,

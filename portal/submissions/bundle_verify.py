@@ -85,7 +85,8 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from cli_client.formats.bundle import (
+from contracts import PROMPT_LEVELS
+from contracts.bundle import (
     FRAMEWORK_TASK_INFO_NAME,
     INSTANCES_DIR,
     MANIFEST_NAME,
@@ -99,10 +100,10 @@ from cli_client.formats.bundle import (
     seed_number,
     task_id_of,
 )
-from cli_client.formats.inflate import InflateError, gzip_inflater
+from contracts.inflate import InflateError, gzip_inflater
 from portal.submissions.evidence import EvidenceLimits, agent_evidence
 from portal.submissions.long_texts import LongTextTrimmer, StructureTooLarge
-from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
+from scoring.engine.taskdef import mapping_at
 
 MiB = 1 << 20
 MAX_ATTEMPT = 1_000_000  # well inside the database's integer column

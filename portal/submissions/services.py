@@ -16,7 +16,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, QuerySet, Sum
 from django.utils import timezone
 
-from cli_client.formats.agent_label import agent_label
+from contracts import PROMPT_LEVELS
+from contracts.agent_label import agent_label
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.accounts.services import MAINTAINERS_GROUP, user_require_verified_email
@@ -40,7 +41,6 @@ from portal.submissions.bundle_verify import (
 from portal.submissions.conformance import conformance_flags
 from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.scoring_tasks import score_submission
-from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, Instance, Task
 from scoring.storage_errors import STORAGE_ERRORS
 

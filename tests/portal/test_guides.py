@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 import proposals
-from cli_client.formats import task_files
+from contracts import task_files
 from portal.guides import selectors
 from portal.guides.faq import FAQ_FILE, faq_codes, help_path
 from portal.guides.figures import UnknownFigure, fill_figures

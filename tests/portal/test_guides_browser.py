@@ -105,7 +105,7 @@ def test_a_refusal_links_to_its_own_faq_entry(portal_server, page, submitter, tm
 
 
 def test_a_proposal_upload_refusal_links_its_entry(portal_server, page, submitter, tmp_path):
-    from cli_client.formats.task_files import MAX_FILE_BYTES
+    from contracts.task_files import MAX_FILE_BYTES
     from proposals import services as proposals
 
     draft = proposals.proposal_create(owner=submitter.user, fields={"task_id": "physics.toy", "name": "Toy",

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from cli_client.formats.bundle import build_bundle, write_archive
+from contracts.bundle import build_bundle, write_archive
 from portal.submissions.bundle_verify import VerifiedBundle, VerifiedEntry
 from portal.submissions.conformance import conformance_flags
 from portal.submissions.models import Submission, SubmissionEntry
