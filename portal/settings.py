@@ -13,6 +13,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from contracts.sandbox_policy import POLICIES, default_modes
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
 
@@ -391,11 +393,11 @@ SCORING_SANDBOX_IMAGE = env_str("ASIBENCH_SANDBOX_IMAGE", "asibench-scoring:late
 # `asibench run --sandbox os`. The embedded default `local` also accepts `linux_ns` so that
 # a local `make run` can take runs made with bubblewrap. The per-dataset variables override.
 SANDBOX_POLICY = env_str("ASIBENCH_SANDBOX_POLICY", "local")
-if SANDBOX_POLICY not in {"official", "local"}:
+if SANDBOX_POLICY not in POLICIES:
     raise ImproperlyConfigured(f"ASIBENCH_SANDBOX_POLICY must be official or local, got {SANDBOX_POLICY!r}")
 DATASET_SANDBOX_MODES = {
-    "seed42": env_list("ASIBENCH_SEED42_SANDBOX_MODES", "os" if SANDBOX_POLICY == "official" else "os,linux_ns"),
-    "seed31415": env_list("ASIBENCH_SEED31415_SANDBOX_MODES", "os,linux_ns,none"),
+    dataset: env_list(f"ASIBENCH_{dataset.upper()}_SANDBOX_MODES", ",".join(default_modes(SANDBOX_POLICY, dataset)))
+    for dataset in ("seed42", "seed31415")
 }
 
 # Bundle intake caps (client contract §3.9); a refusal names the cap it hit.

@@ -33,7 +33,8 @@ from scoring.generation import (
     write_task_info,
 )
 from scoring.models import Dataset, Instance, Task
-from scoring.sandbox import BackendUnavailable, Limits, SandboxBackend, get_backend
+from scoring.sandbox import BackendUnavailable, SandboxBackend, get_backend
+from scoring.sandbox.limits import generation_limits
 from scoring.sandbox.process import scratch_tree
 
 logger = logging.getLogger(__name__)
@@ -62,19 +63,6 @@ def sandbox_backend() -> SandboxBackend:
     if problem is not None:
         raise BackendUnavailable(problem)
     return backend
-
-
-def generation_limits() -> Limits:
-    """The server's limits for an author's generator; the task's own YAML never raises them."""
-    return Limits(
-        wall_clock_seconds=settings.GENERATION_TIMEOUT_SECONDS,
-        cpu_seconds=settings.GENERATION_TIMEOUT_SECONDS,
-        memory_bytes=settings.SANDBOX_MEMORY_BYTES,
-        max_processes=settings.SANDBOX_MAX_PROCESSES,
-        max_file_bytes=512 << 20,
-        max_scratch_bytes=settings.SANDBOX_SCRATCH_BYTES,
-        network=False,
-    )
 
 
 def datasets_ensure() -> list[Dataset]:
@@ -215,7 +203,7 @@ def instance_build(
     backend = backend or sandbox_backend()
     params = sample_params(source.task, dataset.seed)
     instance_id = instance_id_for_seed(source.task_id, dataset.seed)
-    limits = generation_limits()
+    limits = generation_limits(settings)
     first = run_generator(source, params, scratch / "run1", backend, limits)
     second = run_generator(source, params, scratch / "run2", backend, limits)
     first_hashes, second_hashes = determinism_hashes(first), determinism_hashes(second)

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from contracts import PROMPT_LEVELS
 from contracts.agent_label import agent_label
+from contracts.sandbox_policy import policy_name
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.accounts.services import MAINTAINERS_GROUP, user_require_verified_email
@@ -166,7 +167,7 @@ def sandbox_policy(dataset: Dataset) -> dict[str, Any]:
     """The sandbox rule a bundle was checked against: `official` when the dataset takes only
     Docker (`os`) runs, as the official service does for seed42; `local` otherwise."""
     accepted = sorted(dataset.accepted_sandbox_modes or [])
-    return {"name": "official" if accepted == ["os"] else "local", "accepted_modes": accepted}
+    return {"name": policy_name(accepted), "accepted_modes": accepted}
 
 
 @dataclass(frozen=True)
