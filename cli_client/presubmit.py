@@ -37,7 +37,7 @@ import yaml
 
 from scoring.engine import TaskDefinitionError, load_task, sample_params, static_validate
 from scoring.engine.cli import read_result_line, score_argv
-from scoring.engine.digests import INSTANCE_META, instance_meta_digest
+from scoring.engine.digests import has_volatile_keys, stable_json_digest
 from scoring.engine.safe_yaml import untrusted_yaml_load
 from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
 
@@ -129,14 +129,17 @@ def run_generator(task_dir: Path, output_dir: Path, params: dict[str, Any], time
     return meta if isinstance(meta, dict) else {}
 
 
-def tree_differences(a: Path, b: Path) -> list[str]:
-    """Relative paths whose bytes differ between two generated instance trees."""
-    files_a = {p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file()}
-    files_b = {p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file()}
+def tree_differences(a: Path, b: Path, under: str = "") -> list[str]:
+    """Relative paths (below `under/` when given) that differ between two generated instance trees
+    under the determinism rule."""
+    def files(root: Path) -> set[str]:
+        names = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+        return {n for n in names if n.startswith(f"{under}/")} if under else names
+    files_a, files_b = files(a), files(b)
     diffs = [f"{name} (only in one run)" for name in sorted(files_a ^ files_b)]
     for name in sorted(files_a & files_b):
-        if name == INSTANCE_META:  # compared without its volatile keys (the determinism rule)
-            if instance_meta_digest(a / name) != instance_meta_digest(b / name):
+        if has_volatile_keys(name):  # compared without its volatile keys (the determinism rule)
+            if stable_json_digest(a / name) != stable_json_digest(b / name):
                 diffs.append(name)
             continue
         if not filecmp.cmp(a / name, b / name, shallow=False):
@@ -441,15 +444,15 @@ OFFICIAL_SEEDS = (42, 31415)  # seed42: references private; seed31415: reference
 
 def official_seeds_check(task_dir: Path, task: dict[str, Any], work: Path, timeout: float) -> Check:
     """The two datasets' references must differ, or the public one reveals the private one."""
-    references = []
+    instances = []
     for seed in OFFICIAL_SEEDS:
         out = work / f"official_seed{seed}"
         try:
             run_generator(task_dir, out, sample_params(task, seed), timeout)
         except (GeneratorFailed, TaskDefinitionError) as exc:
             return Check("official_seeds", False, f"generation for seed{seed} failed: {exc}")
-        references.append(out / "reference")
-    if not tree_differences(*references):
+        instances.append(out)
+    if not tree_differences(instances[0], instances[1], under="reference"):
         return Check("official_seeds", False,
                      "the seed42 and seed31415 references are byte-identical, so the public seed31415 references "
                      "would reveal the private seed42 ones; make the generator depend on the seed")

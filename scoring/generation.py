@@ -271,7 +271,7 @@ def run_generator(
 
 
 def determinism_hashes(instance_dir: Path) -> dict[str, str]:
-    """What two runs of a generator must agree on (the rule at digests.VOLATILE_INSTANCE_META_KEYS)."""
+    """What two runs of a generator must agree on (the rule at digests.VOLATILE_TIMING_KEYS)."""
     return digests.determinism_hashes(instance_dir, skip=lambda path: "__pycache__" in path.parts)
 
 

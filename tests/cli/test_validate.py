@@ -86,3 +86,39 @@ def test_a_generator_without_the_declared_contract_passes_with_a_warning(tmp_pat
     contract = next(c for c in report.checks if c.name == "generator_contract")
     assert contract.details == ["warning (Portal check, not in the official pre-submit): it lacks INPUT_SPEC, "
                                 "OUTPUT_SPEC"]
+
+
+@pytest.mark.parametrize(("recorded", "passes"), [
+    ('{"solver": {"generation_seconds": time.perf_counter(), "iterations": 7}}', True),
+    ('{"solver": {"nonce": time.perf_counter_ns(), "iterations": 7}}', False),
+])
+def test_a_timing_nested_in_a_reference_json_is_left_out_of_the_determinism_check(
+        tmp_path: Path, recorded: str, passes: bool) -> None:
+    # As robotics/minimum_snap_trajectory_conditioning does: a timing inside reference/*.json.
+    task = scaffold(tmp_path)
+    generator = task / "generate_gt.py"
+    source = generator.read_text()
+    anchor = '    meta = {\n        "params_used": p,'
+    assert anchor in source
+    generator.write_text("import time\n" + source.replace(anchor, (
+        '    (output_dir / "reference" / "diagnostics.json").write_text(json.dumps('
+        f'{recorded}), encoding="utf-8")\n') + anchor))
+    report = validate_task_dir(task)
+    determinism = next(c for c in report.checks if c.name == "determinism")
+    assert determinism.ok is passes, determinism.summary
+    if not passes:
+        assert determinism.summary.endswith("differ in 1 file(s): reference/diagnostics.json")
+
+
+def test_seeds_whose_references_differ_only_in_a_timing_reveal_each_other(tmp_path: Path) -> None:
+    task = scaffold(tmp_path)
+    generator = task / "generate_gt.py"
+    source = generator.read_text().replace('np.random.default_rng(p["seed"])', "np.random.default_rng(0)")
+    source = source.replace('p["n"], p["seed"] = int(p["n"]), int(p["seed"])', 'p["n"], p["seed"] = 6, int(p["seed"])')
+    anchor = '    meta = {\n        "params_used": p,'
+    generator.write_text("import time\n" + source.replace(anchor, (
+        '    (output_dir / "reference" / "diagnostics.json").write_text(json.dumps('
+        '{"generation_seconds": time.perf_counter()}), encoding="utf-8")\n') + anchor))
+    report = validate_task_dir(task)
+    official = next(c for c in report.checks if c.name == "official_seeds")
+    assert official.ok is False and "would reveal the private seed42 ones" in official.summary

@@ -17,6 +17,7 @@ from django.core.management import CommandError, call_command
 
 from scoring.catalog import catalog_check, catalog_load
 from scoring.models import Instance, Task
+from tests.hostile_yaml import alias_bomb
 from tests.support import read_archive_members
 
 LAYOUTS = Path(__file__).parent / "official_layouts"
@@ -100,6 +101,31 @@ def test_catalog_load_generates_a_legacy_task_and_keeps_formal_ones_as_definitio
     assert f"holds {instance.params['n_points']} noisy samples" in prompt and "{{" not in prompt
     meta = json.loads(members[f"{top}/instance_meta.json"])
     assert meta["generation_time_seconds"] > 0 and meta["params_used"] == instance.params
+    # ...and a timing nested in a reference JSON (seed31415 publishes its references).
+    diagnostics = json.loads(members[f"{top}/reference/fit_diagnostics.json"])
+    assert diagnostics["solver"]["generation_seconds"] > 0
+
+
+def test_a_task_eval_that_reuses_a_config_through_a_yaml_anchor_loads(db, tmp_path):
+    # As the official euclidean_tsp_tour_optimization and max3sat_assignment_optimization do (&id001).
+    name = "computer_science/shared_tour_config"
+    assert "config: &id001" in (LAYOUTS / name / "task_eval.yaml").read_text()
+    root = tree(tmp_path, name)
+    [verdict] = catalog_check(roots=[root])
+    assert not verdict.problem and verdict.source is not None and verdict.source.definition_only
+    assert not catalog_load(tasks_root=root).failures
+    evaluation = Task.objects.get(id="computer_science.shared_tour_config").public_eval["evaluation"]
+    gate, score = evaluation["gates"][1]["config"], evaluation["scoring"][0]["config"]
+    assert gate == score and gate["best_length_file"] == "best_length_ref.json"
+
+
+def test_a_task_eval_whose_anchors_expand_like_a_bomb_is_refused_with_the_reason(db, tmp_path):
+    root = tree(tmp_path, "computer_science/shared_tour_config")
+    path = root / "computer_science" / "shared_tour_config" / "task_eval.yaml"
+    path.write_text(path.read_text() + alias_bomb(5))
+    [verdict] = catalog_check(roots=[root])
+    assert verdict.problem.startswith("task_eval.yaml: cannot parse YAML: YAML anchors and aliases (&name / *name) "
+                                      "are refused when they expand the document by more than 10000 nodes")
 
 
 def test_catalog_load_names_every_directory_it_could_not_load_and_fails(db, tmp_path):
@@ -117,12 +143,16 @@ def test_catalog_load_names_every_directory_it_could_not_load_and_fails(db, tmp_
     assert list(Task.objects.values_list("id", flat=True)) == ["chemistry.rate_table"]
 
 
-def test_a_generator_that_differs_beyond_its_timings_is_refused(db, tmp_path):
+@pytest.mark.parametrize(("old", "new", "differing"), [
+    ('"params_used": p,', '"params_used": p, "nonce": time.perf_counter_ns(),', "instance_meta.json"),
+    ('"noise_sigma": 0.02,', '"noise_sigma": 0.02, "nonce": time.perf_counter_ns(),', "reference/fit_diagnostics.json"),
+])
+def test_a_generator_that_differs_beyond_its_timings_is_refused(db, tmp_path, old, new, differing):
     root = tree(tmp_path, LEGACY)
-    edit(root / LEGACY / "generate_gt.py", '"params_used": p,', '"params_used": p, "nonce": time.perf_counter_ns(),')
+    edit(root / LEGACY / "generate_gt.py", old, new)
     report = catalog_load(tasks_root=root, dataset_names=["seed42"])
     assert [(line.outcome, line.detail) for line in report.failures] == [
-        ("failed", "generator is not deterministic: instance_meta.json differ between runs")]
+        ("failed", f"generator is not deterministic: {differing} differ between runs")]
     assert not Task.objects.exists()
 
 
