@@ -100,7 +100,7 @@ def test_a_timing_nested_in_a_reference_json_is_left_out_of_the_determinism_chec
     source = generator.read_text()
     anchor = '    meta = {\n        "params_used": p,'
     assert anchor in source
-    generator.write_text("import time\n" + source.replace(anchor, (
+    generator.write_text(source.replace("import argparse\n", "import argparse\nimport time\n").replace(anchor, (
         '    (output_dir / "reference" / "diagnostics.json").write_text(json.dumps('
         f'{recorded}), encoding="utf-8")\n') + anchor))
     report = validate_task_dir(task)
@@ -116,7 +116,7 @@ def test_seeds_whose_references_differ_only_in_a_timing_reveal_each_other(tmp_pa
     source = generator.read_text().replace('np.random.default_rng(p["seed"])', "np.random.default_rng(0)")
     source = source.replace('p["n"], p["seed"] = int(p["n"]), int(p["seed"])', 'p["n"], p["seed"] = 6, int(p["seed"])')
     anchor = '    meta = {\n        "params_used": p,'
-    generator.write_text("import time\n" + source.replace(anchor, (
+    generator.write_text(source.replace("import argparse\n", "import argparse\nimport time\n").replace(anchor, (
         '    (output_dir / "reference" / "diagnostics.json").write_text(json.dumps('
         '{"generation_seconds": time.perf_counter()}), encoding="utf-8")\n') + anchor))
     report = validate_task_dir(task)

@@ -156,6 +156,17 @@ def test_a_generator_that_differs_beyond_its_timings_is_refused(db, tmp_path, ol
     assert not Task.objects.exists()
 
 
+def test_references_that_differ_between_seeds_only_in_a_timing_are_refused(db, tmp_path):
+    root = tree(tmp_path, LEGACY)
+    edit(root / LEGACY / "generate_gt.py", "    p = {**DEFAULT_PARAMS, **params}\n",
+         "    p = {**DEFAULT_PARAMS, **params}\n    p.update(n_points=40, damping=0.1, seed=0)\n")
+    report = catalog_load(tasks_root=root)
+    details = {line.detail for line in report.failures}
+    assert details == {"the seed42 and seed31415 references are byte-identical, so the public seed31415 references "
+                       "would reveal the private seed42 ones; make the generator depend on the seed"}
+    assert not Instance.objects.exists()
+
+
 @pytest.mark.parametrize(("requirement", "named"), [
     ("cvxpy>=1.4", "cvxpy>=1.4 (not installed in the generation and scoring environment)"),
     ("numpy>=99", "numpy>=99 (the generation and scoring environment has numpy 2."),
