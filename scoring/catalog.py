@@ -64,11 +64,16 @@ def sandbox_backend() -> SandboxBackend:
     return backend
 
 
-def generation_limits() -> Limits:
-    """The server's limits for an author's generator; the task's own YAML never raises them."""
+def generation_limits(timeout_seconds: int | None = None) -> Limits:
+    """The server's limits for a generator run; the task's own YAML never raises them.
+
+    `timeout_seconds` defaults to the cap for proposals' generators; a maintainer's catalog load
+    passes its own, larger one (CATALOG_GENERATION_TIMEOUT_SECONDS).
+    """
+    timeout = timeout_seconds or settings.GENERATION_TIMEOUT_SECONDS
     return Limits(
-        wall_clock_seconds=settings.GENERATION_TIMEOUT_SECONDS,
-        cpu_seconds=settings.GENERATION_TIMEOUT_SECONDS,
+        wall_clock_seconds=timeout,
+        cpu_seconds=timeout,
         memory_bytes=settings.SANDBOX_MEMORY_BYTES,
         max_processes=settings.SANDBOX_MAX_PROCESSES,
         max_file_bytes=512 << 20,
@@ -207,7 +212,8 @@ class BuiltInstance:
 
 
 def instance_build(
-    *, source: TaskSource, dataset: Dataset, scratch: Path, backend: SandboxBackend | None = None
+    *, source: TaskSource, dataset: Dataset, scratch: Path, backend: SandboxBackend | None = None,
+    limits: Limits | None = None,
 ) -> BuiltInstance:
     """Generate one instance twice in the sandbox, prove it deterministic, archive it in `scratch`.
 
@@ -217,7 +223,7 @@ def instance_build(
     backend = backend or sandbox_backend()
     params = sample_params(source.task, dataset.seed)
     instance_id = instance_id_for_seed(source.task_id, dataset.seed)
-    limits = generation_limits()
+    limits = limits or generation_limits()
     first = run_generator(source, params, scratch / "run1", backend, limits)
     second = run_generator(source, params, scratch / "run2", backend, limits)
     first_hashes, second_hashes = determinism_hashes(first), determinism_hashes(second)
@@ -412,6 +418,8 @@ def catalog_load(
     ]
     datasets = {d.name: d for d in datasets_ensure()}
     wanted = [datasets[name] for name in dataset_names]
+    # The operator's own task directories: official generators may run for minutes per instance.
+    maintainer_limits = generation_limits(settings.CATALOG_GENERATION_TIMEOUT_SECONDS)
     report = LoadReport()
     seen: set[str] = set()
     for verdict in catalog_check(roots=roots, on_id_clash=on_id_clash):
@@ -447,7 +455,7 @@ def catalog_load(
             for dataset in stale:
                 try:
                     built.append(instance_build(source=source, dataset=dataset, scratch=tmp / dataset.name,
-                                                backend=backend))
+                                                backend=backend, limits=maintainer_limits))
                 except TaskProblem as exc:
                     report.add(LoadLine(source.task_id, dataset.name, "failed", str(exc)), echo)
             refused = seeds_reveal_each_other(built)
