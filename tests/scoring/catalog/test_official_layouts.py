@@ -15,9 +15,10 @@ import pytest
 from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
 
-from scoring.catalog import catalog_check, catalog_load
+from scoring.catalog import catalog_check, catalog_install, catalog_load
 from scoring.models import Instance, Task
 from tests.hostile_yaml import alias_bomb
+from tests.scoring.catalog.catalog_support import FIXTURE
 from tests.support import read_archive_members
 
 LAYOUTS = Path(__file__).parent / "official_layouts"
@@ -63,6 +64,8 @@ def test_catalog_check_gives_every_directory_its_verdict_and_names_the_refused(d
     assert "4 directories: 3 loadable (2 definition only, 1 unscorable here), 1 refused" in out.getvalue()
     # What our proposals require and a maintainer's directory may lack: warnings, not refusals.
     assert "warning: no solution/" in out.getvalue() and "warning: no reference_specs.md" in out.getvalue()
+    assert "notes for reviewers on correct answers and common mistakes; Portal check, not in the official " \
+           "pre-submit)" in out.getvalue()
     assert "declares no INPUT_SPEC/OUTPUT_SPEC" in out.getvalue()
     assert not Task.objects.exists()
 
@@ -217,3 +220,18 @@ def test_a_loaded_tasks_warnings_and_unscorable_reason_show_on_its_admin_page(db
     assert "runtime not available here (never generated, so not needed): cvxpy&gt;=1.4" in page.content.decode()
     listing = client.get("/admin/scoring/task/").content.decode()
     assert "ai4sci_bench.runner.submission_sandbox" in listing and "definition only: not generated" in listing
+
+
+def test_a_proposal_is_published_without_solution_or_reference_specs_with_the_advice_kept(db, tmp_path):
+    # The official pre-submit asks for neither; publishing keeps them as the task's warnings.
+    published = tmp_path / "published" / "demo"
+    staging = published / ".tiny_sum.v2"
+    shutil.copytree(FIXTURE, staging, ignore=shutil.ignore_patterns("__pycache__", "solution", "reference_specs.md"))
+    task = catalog_install(directory=staging, link=published / "tiny_sum", dataset_names=["seed42"])
+    assert task.instances.count() == 1
+    assert [w for w in task.load_warnings if w.startswith(("no solution/", "no reference_specs.md"))] == [
+        "no solution/ (a reference solver, so the task can be checked end to end; Portal check, not in the "
+        "official pre-submit)",
+        "no reference_specs.md (notes for reviewers on correct answers and common mistakes; Portal check, not in "
+        "the official pre-submit)",
+    ]
