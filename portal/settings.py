@@ -470,6 +470,9 @@ SCORING_SCRATCH_BYTES = env_int("ASIBENCH_SCORING_SCRATCH_MB", 512, minimum=1) *
 # These are the server's caps; a task's own timeout_seconds never raises them. Memory and the
 # process count hold for the whole sandboxed run, not per process; the scratch dir is capped too.
 GENERATION_TIMEOUT_SECONDS = env_int("ASIBENCH_GENERATION_TIMEOUT", 300, minimum=1)
+# The same cap for a maintainer's `catalog_load` (task directories the operator brought, not an
+# author's proposal): some official generators take minutes per instance, and each runs twice.
+CATALOG_GENERATION_TIMEOUT_SECONDS = env_int("ASIBENCH_CATALOG_GENERATION_TIMEOUT", 1800, minimum=1)
 PROPOSAL_VALIDATION_TIMEOUT_SECONDS = env_int("ASIBENCH_PROPOSAL_VALIDATION_TIMEOUT", 900, minimum=5)
 SANDBOX_MEMORY_BYTES = env_int("ASIBENCH_SANDBOX_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
 SANDBOX_MAX_PROCESSES = env_int("ASIBENCH_SANDBOX_MAX_PROCESSES", 64, minimum=4)

@@ -38,11 +38,14 @@ def scoring_limits(settings: Any) -> Limits:
     )
 
 
-def generation_limits(settings: Any) -> Limits:
-    """One run of an author's generator, for the catalog."""
+def generation_limits(settings: Any, timeout_seconds: int | None = None) -> Limits:
+    """One run of an author's generator. `timeout_seconds` defaults to the cap for proposals'
+    generators; a maintainer's catalog load passes its own, larger one
+    (CATALOG_GENERATION_TIMEOUT_SECONDS): some official generators are slow."""
+    timeout = timeout_seconds or settings.GENERATION_TIMEOUT_SECONDS
     return Limits(
-        wall_clock_seconds=settings.GENERATION_TIMEOUT_SECONDS,
-        cpu_seconds=settings.GENERATION_TIMEOUT_SECONDS,
+        wall_clock_seconds=timeout,
+        cpu_seconds=timeout,
         memory_bytes=settings.SANDBOX_MEMORY_BYTES,
         max_processes=settings.SANDBOX_MAX_PROCESSES,
         max_file_bytes=GENERATION_MAX_FILE_BYTES,
