@@ -119,20 +119,6 @@ def agent_provenance(agent_cmd: str, agent_config: dict[str, Any], sanitizer: Sa
     })
 
 
-_SANDBOX_STATUS = {
-    "none": ("not_requested", "not_applicable"),
-    "task": ("fail_closed", "task_env_active"),
-    "linux_ns": ("fail_closed", "linux_namespace"),
-    "os": ("fail_closed", "docker_container"),
-}
-
-
-def sandbox_provenance(mode: str, image_identity: str | None = None) -> dict[str, Any]:
-    enforcement, verification = _SANDBOX_STATUS.get(mode, ("fail_closed", "runtime_specific"))
-    return {"requested_mode": mode, "effective_mode": mode, "enforcement_status": enforcement,
-            "verification_status": verification, "image_identity": image_identity}
-
-
 def runtime_provenance(task: dict[str, Any], image_identity: str | None = None) -> dict[str, Any]:
     """Runtime provenance: a host process, or (`os`, with `image_identity`) the container image."""
     return {

@@ -13,6 +13,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from contracts.sandbox_policy import POLICIES, default_modes
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
 
@@ -391,14 +393,11 @@ SCORING_SANDBOX_IMAGE = env_str("ASIBENCH_SANDBOX_IMAGE", "asibench-scoring:late
 # `asibench run --sandbox os`. The embedded default `local` also accepts `linux_ns` so that
 # a local `make run` can take runs made with bubblewrap. The per-dataset variables override.
 SANDBOX_POLICY = env_str("ASIBENCH_SANDBOX_POLICY", "local")
-if SANDBOX_POLICY not in {"official", "local"}:
+if SANDBOX_POLICY not in POLICIES:
     raise ImproperlyConfigured(f"ASIBENCH_SANDBOX_POLICY must be official or local, got {SANDBOX_POLICY!r}")
-# The official service's rule per dataset: seed42 runs in Docker only; seed31415 is scored locally, anywhere.
-OFFICIAL_SANDBOX_MODES = {"seed42": ["os"], "seed31415": ["os", "linux_ns", "none"]}
 DATASET_SANDBOX_MODES = {
-    "seed42": env_list("ASIBENCH_SEED42_SANDBOX_MODES",
-                       ",".join(OFFICIAL_SANDBOX_MODES["seed42"]) if SANDBOX_POLICY == "official" else "os,linux_ns"),
-    "seed31415": env_list("ASIBENCH_SEED31415_SANDBOX_MODES", ",".join(OFFICIAL_SANDBOX_MODES["seed31415"])),
+    dataset: env_list(f"ASIBENCH_{dataset.upper()}_SANDBOX_MODES", ",".join(default_modes(SANDBOX_POLICY, dataset)))
+    for dataset in ("seed42", "seed31415")
 }
 
 # Bundle intake caps (client contract §3.9); a refusal names the cap it hit.
@@ -417,9 +416,9 @@ EVIDENCE_LOG_TAIL_CHARS = env_int("ASIBENCH_EVIDENCE_LOG_TAIL_CHARS", 16_000, mi
 # client versions expected (ASIBENCH_CLIENT_VERSIONS for both, or per dataset).
 _CLIENT_VERSIONS = env_str("ASIBENCH_CLIENT_VERSIONS", "0.2.0")
 DATASET_RUN_POLICY = {
-    "seed42": {"sandbox_modes": OFFICIAL_SANDBOX_MODES["seed42"],
+    "seed42": {"sandbox_modes": list(default_modes("official", "seed42")),
                "client_versions": env_list("ASIBENCH_SEED42_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
-    "seed31415": {"sandbox_modes": OFFICIAL_SANDBOX_MODES["seed31415"],
+    "seed31415": {"sandbox_modes": list(default_modes("official", "seed31415")),
                   "client_versions": env_list("ASIBENCH_SEED31415_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
 }
 PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
@@ -483,6 +482,9 @@ SCORING_SCRATCH_BYTES = env_int("ASIBENCH_SCORING_SCRATCH_MB", 512, minimum=1) *
 # These are the server's caps; a task's own timeout_seconds never raises them. Memory and the
 # process count hold for the whole sandboxed run, not per process; the scratch dir is capped too.
 GENERATION_TIMEOUT_SECONDS = env_int("ASIBENCH_GENERATION_TIMEOUT", 300, minimum=1)
+# The same cap for a maintainer's `catalog_load` (task directories the operator brought, not an
+# author's proposal): some official generators take minutes per instance, and each runs twice.
+CATALOG_GENERATION_TIMEOUT_SECONDS = env_int("ASIBENCH_CATALOG_GENERATION_TIMEOUT", 1800, minimum=1)
 PROPOSAL_VALIDATION_TIMEOUT_SECONDS = env_int("ASIBENCH_PROPOSAL_VALIDATION_TIMEOUT", 900, minimum=5)
 SANDBOX_MEMORY_BYTES = env_int("ASIBENCH_SANDBOX_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
 SANDBOX_MAX_PROCESSES = env_int("ASIBENCH_SANDBOX_MAX_PROCESSES", 64, minimum=4)

@@ -30,7 +30,8 @@ from scoring.catalog import reference_extract, sandbox_backend, scratch_root, ta
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_batch_lines, read_result_line, score_argv, score_batch_argv
 from scoring.models import Instance, InstanceScore, ScoringRun
-from scoring.sandbox import Limits, SandboxBackend, SandboxError, SandboxResult, python_runtime_env
+from scoring.sandbox import SandboxBackend, SandboxError, SandboxResult
+from scoring.sandbox.limits import scoring_limits
 from scoring.sandbox.process import disk_usage, scratch_tree
 from scoring.storage_errors import STORAGE_ERRORS
 
@@ -138,18 +139,6 @@ def _engine_batch_argv(backend: SandboxBackend, task_dir: Path, ref: Path, param
                             params=json.dumps(params, sort_keys=True), jobs=f"@{jobs_file}")
 
 
-def scoring_limits() -> Limits:
-    return Limits(
-        wall_clock_seconds=settings.SCORING_TIMEOUT_SECONDS,
-        cpu_seconds=settings.SCORING_TIMEOUT_SECONDS,
-        memory_bytes=settings.SCORING_MEMORY_BYTES,
-        max_processes=32,
-        max_file_bytes=256 << 20,
-        network=False,
-        env=python_runtime_env(),
-    )
-
-
 def _zero(reason: str) -> dict[str, Any]:
     return {"outcome": InstanceScore.Outcome.ERROR, "final_score": 0.0, "max_score": 100.0, "percent": 0.0,
             "hard_gates_passed": False, "reason": reason, "result": {}}
@@ -209,7 +198,7 @@ def results_score_in_sandbox(
                 for key, (level, pred) in staged.items()]
         jobs_file = workdir / "jobs.json"
         jobs_file.write_text(json.dumps(jobs))
-        single = scoring_limits()
+        single = scoring_limits(settings)
         # Time for the whole batch scales with its size; memory and processes stay per process.
         limits = single.replace(wall_clock_seconds=single.wall_clock_seconds * len(jobs),
                                 cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap)
@@ -229,7 +218,7 @@ def results_score_in_sandbox(
         if key in outcomes:
             continue
         result = backend.run(_engine_argv(backend, task_dir, pred, reference, params, level),
-                             workdir, mounts, scoring_limits().replace(max_scratch_bytes=scratch_cap))
+                             workdir, mounts, scoring_limits(settings).replace(max_scratch_bytes=scratch_cap))
         outcomes[key] = _stopped_or_crashed(result) or _interpret(result.stdout_text)
     return outcomes
 
