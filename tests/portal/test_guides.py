@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 import proposals
-from contracts import task_files
+from contracts import sandbox_policy, task_files
 from portal.guides import selectors
 from portal.guides.faq import FAQ_FILE, faq_codes, help_path
 from portal.guides.figures import UnknownFigure, fill_figures
@@ -60,10 +60,25 @@ def _literal_codes(arg: ast.expr, call: ast.Call) -> set[str]:
         return {arg.value}
     if isinstance(arg, ast.IfExp):
         return _literal_codes(arg.body, call) | _literal_codes(arg.orelse, call)
+    if ast.unparse(arg) == "refusal[0]":  # the (code, message) of contracts.sandbox_policy.sandbox_refusal
+        return _returned_codes(Path(sandbox_policy.__file__), "sandbox_refusal")
     # Anything else must be a helper's own `code` parameter, passed through (its callers are read);
     # a code computed some other way fails here, so that this test is taught to read it.
     assert isinstance(arg, ast.Name) and arg.id == "code", ast.unparse(call)
     return set()
+
+
+def _returned_codes(module: Path, function: str) -> set[str]:
+    """The literal first items of the (code, message) tuples `function` returns."""
+    [node] = [n for n in ast.walk(ast.parse(module.read_text()))
+              if isinstance(n, ast.FunctionDef) and n.name == function]
+    codes = set()
+    for ret in (n for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None):
+        if isinstance(ret.value, ast.Constant) and ret.value.value is None:
+            continue
+        assert isinstance(ret.value, ast.Tuple) and isinstance(ret.value.elts[0], ast.Constant), ast.unparse(ret)
+        codes.add(ret.value.elts[0].value)
+    return codes
 
 
 def service_reason_codes() -> set[str]:
