@@ -17,7 +17,9 @@ from urllib.parse import urlsplit
 
 from scoring.engine.judge_models import PROTOCOLS, JudgeModelError, model_provider, resolve_model
 
-BASE_ENV, KEY_ENV_ENV, PROTOCOL_ENV = "ASIBENCH_JUDGE_API_BASE", "ASIBENCH_JUDGE_API_KEY_ENV", "ASIBENCH_JUDGE_API_PROTOCOL"
+BASE_ENV = "ASIBENCH_JUDGE_API_BASE"
+KEY_ENV_ENV = "ASIBENCH_JUDGE_API_KEY_ENV"
+PROTOCOL_ENV = "ASIBENCH_JUDGE_API_PROTOCOL"
 PROVIDER_BASES = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
