@@ -97,6 +97,8 @@ class ScoringRun(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
     aggregate = models.JSONField(default=dict)  # per level, per task, per domain, overall
+    # A rescore reuses the judge replies recorded by earlier scorings of the run unless asked to re-judge.
+    rejudge = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["submission", "-number"]

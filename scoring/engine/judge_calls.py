@@ -119,7 +119,7 @@ def usage_of(replies: list[dict[str, Any]]) -> dict[str, Any]:
     usage: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "num_invocations": 0}
     cost, priced = 0.0, True
     for reply in replies:
-        counted = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        counted: dict[str, Any] = reply["usage"] if isinstance(reply.get("usage"), dict) else {}
         usage["input_tokens"] += int(counted.get("input_tokens") or 0)
         usage["output_tokens"] += int(counted.get("output_tokens") or 0)
         usage["num_invocations"] += 1

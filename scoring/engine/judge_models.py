@@ -88,13 +88,13 @@ def _judge_entries(evaluation: dict[str, Any]) -> Iterator[tuple[str, dict[str, 
         for i, entry in enumerate(entries if isinstance(entries, list) else []):
             if not isinstance(entry, dict):
                 continue
-            config = entry.get("config") if isinstance(entry.get("config"), dict) else {}
+            config: dict[str, Any] = entry["config"] if isinstance(entry.get("config"), dict) else {}
             where = f"{key}[{i}] ({entry.get('scorer')})"
             if entry.get("scorer") in JUDGE_SCORERS:
                 yield where, {"scorer": entry["scorer"], **config}
             for j, sub in enumerate(config.get("sub_scorers") or [] if entry.get("scorer") == "composite" else []):
                 if isinstance(sub, dict) and sub.get("scorer") in JUDGE_SCORERS:
-                    sub_config = sub.get("config") if isinstance(sub.get("config"), dict) else {}
+                    sub_config: dict[str, Any] = sub["config"] if isinstance(sub.get("config"), dict) else {}
                     yield f"{where}.sub_scorers[{j}] ({sub['scorer']})", {"scorer": sub["scorer"], **sub_config}
 
 

@@ -91,10 +91,10 @@ def _anthropic_content(content: Any, read_image: ImageReader) -> Any:
             out.append(_anthropic_image(str(part.get("mime") or "image/png"), base64.b64encode(data).decode()))
         elif kind == "image_url":
             url = str((part.get("image_url") or {}).get("url") or "")
-            header, _, data = url.partition(",")
+            header, _, encoded = url.partition(",")
             if not header.startswith("data:") or ";base64" not in header:
                 raise JudgeUnavailable("Anthropic judges take inline (data:) images only")
-            out.append(_anthropic_image(header[5:].split(";")[0], data))
+            out.append(_anthropic_image(header[5:].split(";")[0], encoded))
         else:
             out.append({"type": "text", "text": str(part.get("text") or "")})
     return out

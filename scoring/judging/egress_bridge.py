@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -61,15 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     listener.bind(("127.0.0.1", args.port))
     listener.listen(64)
     threading.Thread(target=_serve, args=(listener, args.socket), daemon=True).start()
-    stdin = open(args.stdin, "rb") if args.stdin else subprocess.DEVNULL  # noqa: SIM115
-    try:
-        return subprocess.run(command, stdin=stdin, check=False).returncode
-    except OSError as exc:
-        print(f"egress_bridge: cannot run {command[:1]}: {exc}", file=sys.stderr)
-        return 127
-    finally:
-        if stdin is not subprocess.DEVNULL:
-            stdin.close()
+    with open(args.stdin or os.devnull, "rb") as stdin:
+        try:
+            return subprocess.run(command, stdin=stdin, check=False).returncode
+        except OSError as exc:
+            print(f"egress_bridge: cannot run {command[:1]}: {exc}", file=sys.stderr)
+            return 127
 
 
 if __name__ == "__main__":

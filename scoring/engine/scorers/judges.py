@@ -282,9 +282,9 @@ class MultimodalScorer(Scorer):
         content: list[dict[str, Any]] = [{"type": "text", "text": "## Agent Output Image:"},
                                          _image_part("prediction", pred_image, pred)]
         ref = _read_bytes(ref_dir, ref_image, JUDGE_IMAGE_MAX_BYTES) if ref_image else None
-        if ref:
+        if ref and ref_image:
             content += [{"type": "text", "text": "## Reference Image:"}, _image_part("reference", ref_image, ref)]
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": content}]
         request = _chat_request(name, config, messages, [])
         replies = _ask_all(name, weight, request, settings["num_judges"])
         if replies is None:

@@ -72,6 +72,6 @@ def completion(model: str, messages: list[dict[str, Any]], **kwargs: Any) -> Mod
         "truncated": [],
     }
     reply = active_session().ask(request) or {}
-    counted = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+    counted: dict[str, Any] = reply["usage"] if isinstance(reply.get("usage"), dict) else {}
     return ModelResponse(model=str(model), choices=[Choice(Message(reply_text(reply)))],
                          usage=Usage(int(counted.get("input_tokens") or 0), int(counted.get("output_tokens") or 0)))
