@@ -14,7 +14,8 @@ predicted text file, or in a PNG's text chunk for image judges (`png_with_script
     429:<n>           the first identical request gets 429, the next ones well:<n>
     500               always HTTP 500
 
-Every request is kept (`requests`) with its path and JSON body. `latency` delays every answer.
+Every request is kept (`requests`) with its path, headers and JSON body; `max_in_flight` is the most
+requests it ever served at once. `latency` delays every answer.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class JudgeEndpoint:
         self.requests: list[dict[str, Any]] = []
         self._seen: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -97,12 +100,13 @@ class JudgeEndpoint:
         self.server.shutdown()
         self.server.server_close()
 
-    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
+    def answer(self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None,
+               ) -> tuple[int, dict[str, Any], float]:
         """(status, JSON body, seconds to wait first) for one request."""
         behaviour = behaviour_of(body)
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         with self._lock:
-            self.requests.append({"path": path, "body": body, "behaviour": behaviour})
+            self.requests.append({"path": path, "body": body, "behaviour": behaviour, "headers": headers or {}})
             nth = self._seen[digest]
             self._seen[digest] += 1
         kind, _, arg = behaviour.partition(":")
@@ -159,6 +163,16 @@ class JudgeEndpoint:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                with endpoint._lock:
+                    endpoint.in_flight += 1
+                    endpoint.max_in_flight = max(endpoint.max_in_flight, endpoint.in_flight)
+                try:
+                    self._answer()
+                finally:
+                    with endpoint._lock:
+                        endpoint.in_flight -= 1
+
+            def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")
@@ -167,7 +181,8 @@ class JudgeEndpoint:
                 if not (self.path.endswith("/chat/completions") or self.path.endswith("/messages")):
                     status, payload, delay = 404, {"error": {"message": f"no route {self.path}"}}, 0.0
                 else:
-                    status, payload, delay = endpoint.answer(self.path, body)
+                    status, payload, delay = endpoint.answer(self.path, body, {k.lower(): v for k, v in
+                                                                              self.headers.items()})
                 time.sleep(delay)
                 data = json.dumps(payload).encode()
                 try:

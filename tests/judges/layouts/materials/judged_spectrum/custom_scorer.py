@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import litellm
-
 from ai4sci_bench.core.scorer import Scorer, register_scorer
 from ai4sci_bench.core.types import ScoreDetail
 from ai4sci_bench.scorers._judge_common import resolve_scorer_api_params
