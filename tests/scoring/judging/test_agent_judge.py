@@ -64,7 +64,8 @@ def test_the_codex_judge_scores_from_score_json_and_sees_only_its_workspace(make
     (pred / "report.md").write_text("JUDGE-SCRIPT:seq:6,8,7 the analysis")
     port = endpoint.server.server_address[1]
     rubric = "\n".join(["PROBE-FILE agent_output/report.md", "PROBE-FILE reference/placeholder_ref.txt",
-                        "PROBE-FILE JUDGE_INSTRUCTIONS.md", f"PROBE-FILE {HOST_SECRET_FILE}", "PROBE-FILE /etc/shadow", f"PROBE-FILE {ref / 'placeholder_ref.txt'}",
+                        "PROBE-FILE JUDGE_INSTRUCTIONS.md", f"PROBE-FILE {HOST_SECRET_FILE}", "PROBE-FILE /etc/shadow",
+                        f"PROBE-FILE {ref / 'placeholder_ref.txt'}",
                         f"PROBE-CONNECT 127.0.0.1:{port}", "PROBE-CONNECT 10.255.255.1:80",
                         "PROBE-PROXY http://example.org/", f"PROBE-PROXY http://127.0.0.1:{port + 1}/", "Judge it."])
     task = agent_task(make_task, rubric)
