@@ -100,6 +100,11 @@ def judge_books(*, scoring_run_id: int, entry_ids: Iterable[int]) -> dict[int, d
     return books
 
 
+def judge_all_answered(*, scoring_run_id: int, entry_id: int) -> bool:
+    return not JudgeCall.objects.filter(scoring_run_id=scoring_run_id, entry_id=entry_id).exclude(
+        status=JudgeCall.Status.ANSWERED).exists()
+
+
 def judge_failure(*, scoring_run_id: int, entry_id: int) -> JudgeCall | None:
     """The first call of this result that was given up on, if any."""
     return (JudgeCall.objects.filter(scoring_run_id=scoring_run_id, entry_id=entry_id, status=JudgeCall.Status.FAILED)

@@ -30,6 +30,7 @@ from scoring.catalog import reference_extract, sandbox_backend, scratch_root, ta
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_batch_lines, read_result_line, score_argv, score_batch_argv
 from scoring.judge_services import (
+    judge_all_answered,
     judge_books,
     judge_calls_answer,
     judge_calls_summary,
@@ -334,15 +335,17 @@ def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path,
             for key in todo:
                 outcomes[key] = _zero(f"the judges of this result still asked for more after {JUDGE_ROUNDS} rounds")
             break
-        all_answered = judge_calls_answer(run=run, staged={key: (pred, reference) for key, (_, pred) in todo.items()},
-                                          scratch=scratch)
+        judge_calls_answer(run=run, staged={key: (pred, reference) for key, (_, pred) in todo.items()},
+                           scratch=scratch)
         for key in todo:
             failed = judge_failure(scoring_run_id=run.id, entry_id=key)
             if failed is not None:
                 outcomes[key] = _zero(f"evaluator unavailable: the {failed.scorer} judge ({failed.model}) gave no "
                                       f"reply after {failed.attempts} round(s): {failed.last_error}")
-        todo = {key: value for key, value in todo.items() if "pending_judges" in outcomes[key]}
-        if not all_answered or not todo:
+        # Results whose every call has its reply are scored again now; the others wait for the sweep.
+        todo = {key: value for key, value in todo.items()
+                if "pending_judges" in outcomes[key] and judge_all_answered(scoring_run_id=run.id, entry_id=key)}
+        if not todo:
             break
     for key, outcome in outcomes.items():
         if outcome.get("outcome") == InstanceScore.Outcome.SCORED and outcome["result"].get("judge_calls_used"):
