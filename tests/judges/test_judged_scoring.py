@@ -110,8 +110,8 @@ def test_an_endpoint_that_does_not_answer_makes_results_wait_then_fail_with_the_
     assert waiting.count() == 4  # b1's three llm_judge calls and its custom scorer's call
     assert all(c.attempts == 1 and "InternalServerError" in c.last_error and c.next_attempt_at for c in waiting)
     client.force_login(submitter.user)
-    page = client.get(f"/submit/submissions/{submission.id}").content.decode()
-    assert "Waiting for evaluator:" in page and "1\n  result needs" in page.replace("  result", "  result")
+    page = " ".join(client.get(f"/submit/submissions/{submission.id}").content.decode().split())
+    assert "Waiting for evaluator:</strong> 1 result needs a judge model that has not answered (tried 1 time;" in page
     assert "InternalServerError" not in page  # the owner is not shown the endpoint's errors
     body = client.get(f"/api/v1/submissions/{submission.id}").json()
     assert body["status"] == "scoring" and body["judges_waiting"]["results"] == 1
@@ -123,7 +123,6 @@ def test_an_endpoint_that_does_not_answer_makes_results_wait_then_fail_with_the_
     assert scoring_runs.scoring_run_finalize(scoring_run_id=run.id)
     scores = by_level(ScoringRun.objects.get(id=run.id))
     assert (scores["b1"].outcome, scores["b1"].percent) == ("error", 0.0)
-    assert scores["b1"].reason.startswith("scoring could not complete") is False
     assert "evaluator unavailable: the llm_judge judge (google/gemini-3.5-flash) gave no reply after 2 round(s)" \
         in scores["b1"].reason and "InternalServerError" in scores["b1"].reason
     assert scores["b2"].outcome == "scored" and scores["b2"].percent > 0
