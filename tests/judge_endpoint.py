@@ -76,6 +76,11 @@ def behaviour_of(body: dict[str, Any]) -> str:
     return "well:5"
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # bursts of concurrent judge calls must not overflow the listen backlog
+    daemon_threads = True
+
+
 class JudgeEndpoint:
     def __init__(self, latency: float = 0.0) -> None:
         self.latency = latency
@@ -84,8 +89,7 @@ class JudgeEndpoint:
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
