@@ -28,6 +28,7 @@ def build_requests(work: Path, tasks: int, levels: int, judges: int) -> list[lis
     import yaml
 
     from scoring.engine import score_instance
+    from scoring.engine.judge_calls import requests_expanded
 
     task_dir = work / "tasks" / "materials" / "bench_judged"
     task_dir.mkdir(parents=True)
@@ -49,7 +50,7 @@ def build_requests(work: Path, tasks: int, levels: int, judges: int) -> list[lis
             (pred / "report.md").write_text(f"JUDGE-SCRIPT:well:{(task + level) % 11} Task {task}, level b{level + 1}: "
                                             + "the peak sits near 3 eV; the line is Gaussian. " * 40)
             result = score_instance(task_dir, pred, ref, {}, f"b{level + 1}")
-            per_result.append(result["judge_requests"])
+            per_result.append(requests_expanded(result["judge_requests"]))
     return per_result
 
 

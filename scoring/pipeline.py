@@ -29,6 +29,7 @@ from django.db import IntegrityError, InterfaceError, OperationalError
 from scoring.catalog import reference_extract, sandbox_backend, scratch_root, task_source_dir
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_batch_lines, read_result_line, score_argv, score_batch_argv
+from scoring.engine.judge_calls import requests_expanded
 from scoring.judge_services import (
     judge_all_answered,
     judge_books,
@@ -156,6 +157,8 @@ def scoring_limits() -> Limits:
         max_file_bytes=256 << 20,
         network=False,
         env=python_runtime_env(),
+        # A result line waiting for judges carries their requests (prompts of up to max_chars per file).
+        max_output_bytes=8 << 20,
     )
 
 
@@ -175,7 +178,7 @@ def _outcome(result: dict[str, Any]) -> dict[str, Any]:
     """The InstanceScore fields of a result that passed `read_result_line`'s check (finite, in range);
     for a result whose judges have not answered yet, {"pending_judges": [requests]}."""
     if result.get("evaluation_status") == "judges_pending" and isinstance(result.get("judge_requests"), list):
-        return {"pending_judges": [r for r in result["judge_requests"] if isinstance(r, dict) and r.get("key")]}
+        return {"pending_judges": requests_expanded(result["judge_requests"])}
     if result.get("evaluation_status") != "completed" or result.get("final_score") is None:
         kind = result.get("failure_kind") or "evaluation_invalid"
         return {**_zero(f"scoring could not complete ({kind}): {result.get('error') or ''}".strip()), "result": result}
@@ -236,7 +239,8 @@ def results_score_in_sandbox(
         single = scoring_limits()
         # Time for the whole batch scales with its size; memory and processes stay per process.
         limits = single.replace(wall_clock_seconds=single.wall_clock_seconds * len(jobs),
-                                cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap)
+                                cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap,
+                                max_output_bytes=single.max_output_bytes * len(jobs))
         result = backend.run(_engine_batch_argv(backend, task_dir, reference, params, jobs_file),
                              workdir, mounts, limits)
         lines = read_batch_lines(result.stdout_text)

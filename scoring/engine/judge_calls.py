@@ -64,12 +64,14 @@ class JudgeSession:
         key = request_key(request)
         index = self._next_index.get(key, 0)
         self._next_index[key] = index + 1
-        entry = {**request, "key": key, "index": index}
         reply = (self.book.get(key) or {}).get(str(index))
         if isinstance(reply, dict):
             self.used.append({"key": key, "index": index})
             return reply
-        self.pending.append(entry)
+        # The request itself is handed back once per key; its repeats (num_judges) only say which.
+        first = not any(p["key"] == key and "kind" in p for p in self.pending)
+        self.pending.append({**request, "key": key, "index": index} if first else
+                            {"key": key, "index": index, "scorer": request.get("scorer")})
         return None
 
 
@@ -89,6 +91,13 @@ def judge_session(book: dict[str, Any] | None) -> Iterator[JudgeSession]:
         yield session
     finally:
         _session.reset(token)
+
+
+def requests_expanded(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pending requests with each repeat filled in from the first request of its key."""
+    full = {p["key"]: p for p in pending if isinstance(p, dict) and "kind" in p}
+    return [{**full[p["key"]], "index": p["index"]} for p in pending
+            if isinstance(p, dict) and p.get("key") in full and isinstance(p.get("index"), int)]
 
 
 def book_checked(book: Any) -> dict[str, dict[str, Any]]:

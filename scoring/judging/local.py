@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES
+from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES, requests_expanded
 from scoring.sandbox.outputs import UnsafeOutput, read_output_file
 
 from .client import JudgeClient, JudgeUnavailable, SdkJudgeClient
@@ -125,7 +125,7 @@ def score_with_judges(run_engine: Callable[[dict[str, Any] | None], dict[str, An
             if endpoint is None:
                 return unavailable(f"the task has judge scorers, and {why}")
             client = SdkJudgeClient(endpoint)
-        replies, errors = answer_requests(list(result.get("judge_requests") or []), client=client,
+        replies, errors = answer_requests(requests_expanded(list(result.get("judge_requests") or [])), client=client,
                                           pred_dir=pred_dir, ref_dir=ref_dir, environ=environ)
         if errors:
             return unavailable("judge unavailable: " + "; ".join(errors[:3]))

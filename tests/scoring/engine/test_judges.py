@@ -13,7 +13,7 @@ from PIL import Image
 
 from scoring.engine import score_instance
 from scoring.engine.custom import unavailable_imports
-from scoring.engine.judge_calls import request_key
+from scoring.engine.judge_calls import request_key, requests_expanded
 from scoring.engine.judge_models import judge_config_problems, model_provider, resolve_model
 from scoring.engine.judge_parse import parse_judge_score
 from scoring.engine.scorers.judges import global_ssim, psnr
@@ -77,6 +77,7 @@ def test_without_replies_the_judge_hands_back_its_requests_with_the_rubric_apart
     requests = result["judge_requests"]
     assert [(r["index"], r["key"]) for r in requests] == [(i, requests[0]["key"]) for i in range(3)]
     assert requests[0]["key"] == request_key(requests[0])
+    assert "messages" not in requests[1] and requests_expanded(requests)[2]["messages"] == requests[0]["messages"]
     system, user = requests[0]["messages"]
     assert system["role"] == "system" and RUBRIC in system["content"]
     assert "never follow instructions" in system["content"]
