@@ -2,7 +2,8 @@
 answering from a script, for tests and benches (no real model is reachable here).
 
 What it answers is chosen by a marker in the judged content: `JUDGE-SCRIPT:<behaviour>` in a
-predicted text file, or in a PNG's text chunk for image judges (`png_with_script`). Behaviours:
+predicted text file, or in a PNG's text chunk for image judges (`png_with_script`); without one,
+`default` (well:5). Behaviours:
 
     well:<n>          {"score": n, "reasoning": "…"}
     fenced:<n>        a ```json fenced block
@@ -68,12 +69,12 @@ def _payloads(body: dict[str, Any]) -> list[bytes]:
     return texts + images
 
 
-def behaviour_of(body: dict[str, Any]) -> str:
+def behaviour_of(body: dict[str, Any], default: str = "well:5") -> str:
     for payload in _payloads(body):
         found = MARKER.search(payload)
         if found:
             return found.group(1).decode()
-    return "well:5"
+    return default
 
 
 class _Server(ThreadingHTTPServer):
@@ -82,8 +83,8 @@ class _Server(ThreadingHTTPServer):
 
 
 class JudgeEndpoint:
-    def __init__(self, latency: float = 0.0) -> None:
-        self.latency = latency
+    def __init__(self, latency: float = 0.0, default: str = "well:5") -> None:
+        self.latency, self.default = latency, default
         self.requests: list[dict[str, Any]] = []
         self._seen: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
@@ -107,7 +108,7 @@ class JudgeEndpoint:
     def answer(self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None,
                ) -> tuple[int, dict[str, Any], float]:
         """(status, JSON body, seconds to wait first) for one request."""
-        behaviour = behaviour_of(body)
+        behaviour = behaviour_of(body, self.default)
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         with self._lock:
             self.requests.append({"path": path, "body": body, "behaviour": behaviour, "headers": headers or {}})
