@@ -166,3 +166,41 @@ def test_a_rescore_replays_the_recorded_replies_and_a_rejudge_asks_again(catalog
     # The endpoint answers a repeated question with the next value of its script (seq:8,9,7): the custom
     # scorer's one call now gets 9, not 8, so b1 gains 15 × 0.1 — the models were asked again.
     assert by_level(rejudged)["b1"].final_score == pytest.approx(by_level(first)["b1"].final_score + 1.5)
+
+
+def test_the_cap_on_calls_in_flight_holds_across_workers(catalog, endpoint, submitter, tmp_path, settings):
+    """Two dispatchers (two workers' tasks) answering at once never have more than the cap in flight."""
+    import threading
+
+    from django.db import connection
+
+    settings.JUDGE_MAX_IN_FLIGHT = 2
+    endpoint.latency = 0.2
+    submission = queued_run(submitter, catalog, tmp_path, {"b1": LEVELS["b1"], "b2": LEVELS["b2"]})
+    first = score(submission)  # records the requests once; the two runs below ask them again
+    requests = {c.entry_id: [] for c in JudgeCall.objects.filter(scoring_run=first)}
+    # The text judges' calls (the image judges' would need the staged images, which are gone).
+    for call in JudgeCall.objects.filter(scoring_run=first).exclude(scorer="multimodal:vlm_judge").order_by("id"):
+        requests[call.entry_id].append(call.request)
+    runs = []
+    for number in (2, 3):
+        run = ScoringRun.objects.create(submission=submission, number=number, rejudge=True)
+        for entry_id, entry_requests in requests.items():
+            judge_services.judge_requests_record(run=run, entry_id=entry_id, requests=entry_requests)
+        runs.append(run)
+    endpoint.max_in_flight = 0
+    staged = {entry_id: (tmp_path, tmp_path) for entry_id in requests}
+
+    def answer(run: ScoringRun) -> None:
+        try:
+            judge_services.judge_calls_answer(run=run, staged=staged, scratch=tmp_path)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=answer, args=(run,)) for run in runs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert JudgeCall.objects.filter(scoring_run__in=runs, status="answered").count() == 2 * 2 * 4
+    assert endpoint.max_in_flight == 2
