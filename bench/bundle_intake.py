@@ -6,7 +6,7 @@ For each size it builds a synthetic results dir of float64 .npy outputs (random 
 2^-20, so gzip keeps roughly 3/4 of the bytes), bundles it with our bundler, and measures, each in a
 fresh child process whose peak RSS is read from /proc:
   (a) verify_bundle_stream from the archive file to a temp file on the same disk (its inflater:
-      ISA-L when `isal` is installed, see cli_client/formats/inflate.py)
+      ISA-L when `isal` is installed, see contracts/inflate.py)
   (b) the zlib one-pass limit: read + zlib inflate + sha256 of the inflated stream, nothing else
   (b') the same with ISA-L's inflate
   (c) the usual alternative: `tar -xzf` into a directory, then sha256 of every extracted file
@@ -39,8 +39,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cli_client.formats.bundle import build_bundle, write_archive  # noqa: E402
-from cli_client.formats.inflate import gzip_inflater, inflate_backend  # noqa: E402
+from contracts.bundle import build_bundle, write_archive  # noqa: E402
+from contracts.inflate import gzip_inflater, inflate_backend  # noqa: E402
 from portal.submissions.bundle_verify import BundleLimits, verify_bundle_stream  # noqa: E402
 
 MB = 1_000_000

@@ -35,12 +35,14 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
+
+from contracts import PROMPT_LEVELS as LEVELS  # noqa: E402
 from scoring.engine import load_task, sample_params, score_instance, stage_prediction_dir  # noqa: E402
 from scoring.generation import discover_task_dirs  # noqa: E402
-from scoring.pipeline import _engine_argv, _interpret, results_score_in_sandbox, scoring_limits  # noqa: E402
+from scoring.pipeline import _engine_argv, _interpret, results_score_in_sandbox  # noqa: E402
 from scoring.sandbox import get_backend  # noqa: E402
-
-LEVELS = ("b1", "b2", "b3", "b4")
+from scoring.sandbox.limits import scoring_limits  # noqa: E402
 
 
 class Prepared:
@@ -90,7 +92,7 @@ def per_result(backend_name: str):  # noqa: ANN201
         for level, pred in item.preds.items():
             result = backend.run(_engine_argv(backend, item.task_dir, pred, item.reference, item.params, level),
                                  item.workdir, [item.task_dir, item.reference.parent, *backend.runtime_mounts()],
-                                 scoring_limits())
+                                 scoring_limits(settings))
             check("per result", item, _interpret(result.stdout_text))
     return score
 
@@ -123,7 +125,7 @@ def start_cost_ms(backend_name: str, samples: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(samples):
             t0 = time.perf_counter()
-            backend.run(["/bin/true"], Path(tmp), [], scoring_limits())
+            backend.run(["/bin/true"], Path(tmp), [], scoring_limits(settings))
             sandboxed.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             subprocess.run(["/bin/true"], check=True)

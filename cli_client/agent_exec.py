@@ -39,13 +39,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from scoring.sandbox import Limits, SandboxBackend, SandboxError, get_backend, python_runtime_mounts
+from scoring.sandbox import SandboxBackend, SandboxError, get_backend, python_runtime_mounts
+from scoring.sandbox.limits import AGENT_OUTPUT_CAP, agent_limits
 from scoring.sandbox.process import drive
 
-OUTPUT_CAP = 32 << 20
-SANDBOX_MEMORY_BYTES = 32 << 30  # an address-space cap: JS runtimes reserve far more than they use
-SANDBOX_MAX_PROCESSES = 1024
-SANDBOX_MAX_FILE_BYTES = 8 << 30
 NEVER_PASSED = frozenset({"ASIBENCH_SUBMIT_TOKEN", "AI4SCI_SUBMIT_TOKEN"})
 _PASS_THROUGH = re.compile(
     r"(?i)^(?:[A-Z0-9_]*_(?:API_KEY|API_BASE|BASE_URL|AUTH_TOKEN|ACCESS_TOKEN)|(?:HTTPS?|NO|ALL)_PROXY)$"
@@ -97,16 +94,7 @@ def _run_sandboxed(backend: SandboxBackend, label: str, command: str, workspace:
                    timeout: float, *, network: bool, env: dict[str, str]) -> AgentRun:
     """The agent's command in `backend` with the agent limits; a sandbox failure is the run's error."""
     started = time.monotonic()
-    limits = Limits(
-        wall_clock_seconds=timeout,
-        cpu_seconds=int(timeout * (os.cpu_count() or 1)) + 60,
-        memory_bytes=SANDBOX_MEMORY_BYTES,
-        max_processes=SANDBOX_MAX_PROCESSES,
-        max_file_bytes=SANDBOX_MAX_FILE_BYTES,
-        network=network,
-        env=env,
-        max_output_bytes=OUTPUT_CAP,
-    )
+    limits = agent_limits(timeout, network=network, env=env)
     try:
         result = backend.run(["/bin/sh", "-c", command], workspace, list(mounts), limits)
     except SandboxError as exc:
@@ -146,7 +134,7 @@ def run_unsandboxed(command: str, cwd: Path, *, host_env: Mapping[str, str], tim
     # Only processes that appear during the run are ours to kill (the caller may have others).
     existing = set(descendants())
     try:
-        done = drive(["/bin/sh", "-c", command], cwd=cwd, env=env, timeout=timeout, output_cap=OUTPUT_CAP)
+        done = drive(["/bin/sh", "-c", command], cwd=cwd, env=env, timeout=timeout, output_cap=AGENT_OUTPUT_CAP)
     except OSError as exc:
         return AgentRun(None, b"", b"", False, 0.0, error=f"cannot start the agent command: {exc}")
     finally:

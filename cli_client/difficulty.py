@@ -24,12 +24,13 @@ import yaml
 
 from cli_client import __version__
 from cli_client.errors import CliError, ExitStatus
-from cli_client.formats import difficulty as policy
-from cli_client.formats.task_files import SUBMISSION_FILE
 from cli_client.local_score import ScoreJob, score_job
 from cli_client.presubmit import GeneratorFailed, run_generator
 from cli_client.run_records import redact_agent_config, write_json_atomic
-from cli_client.runner import PROMPT_LEVELS, SANDBOXES, Outcome, Runner, RunOptions, WorkItem, find_catalog_task
+from cli_client.runner import SANDBOXES, Outcome, Runner, RunOptions, WorkItem, find_catalog_task
+from contracts import PROMPT_LEVELS
+from contracts import difficulty as policy
+from contracts.task_files import SUBMISSION_FILE
 from scoring.engine import instance_id_for_seed, sample_params
 from scoring.engine.judge_models import has_judges, judge_config_problems
 from scoring.engine.safe_yaml import untrusted_yaml_load

@@ -11,7 +11,7 @@ from typing import Any
 
 from cli_client.context import CliContext
 from cli_client.errors import CliError
-from scoring.engine.digests import tree_hashes
+from contracts.digests import tree_hashes
 
 MARKER = ".asibench-pull.json"
 DOWNLOAD_ATTEMPTS = 3

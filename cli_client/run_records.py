@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_client import __version__
-from cli_client.formats.agent_label import configured_name
+from contracts.agent_label import configured_name
 
 RESULT_SCHEMA_VERSION = 1
 ADAPTER_CLASS = "CLIAgentAdapter"
@@ -108,7 +108,7 @@ def redact_agent_config(value: Any) -> Any:
 def agent_provenance(agent_cmd: str, agent_config: dict[str, Any], sanitizer: Sanitizer) -> dict[str, Any]:
     """`provenance.agent` for an `--agent-cmd` run (the only kind our client runs)."""
     return sanitizer.value({
-        # The label the Portal shows; without one it shortens `cmd_template` (cli_client.formats.agent_label).
+        # The label the Portal shows; without one it shortens `cmd_template` (contracts.agent_label).
         "agent_name": configured_name(agent_config) or None,
         "cmd_template": agent_cmd,
         "config": redact_agent_config(agent_config),
@@ -116,20 +116,6 @@ def agent_provenance(agent_cmd: str, agent_config: dict[str, Any], sanitizer: Sa
         "tool_mode": "restricted",
         "adapter_class": ADAPTER_CLASS,
     })
-
-
-_SANDBOX_STATUS = {
-    "none": ("not_requested", "not_applicable"),
-    "task": ("fail_closed", "task_env_active"),
-    "linux_ns": ("fail_closed", "linux_namespace"),
-    "os": ("fail_closed", "docker_container"),
-}
-
-
-def sandbox_provenance(mode: str, image_identity: str | None = None) -> dict[str, Any]:
-    enforcement, verification = _SANDBOX_STATUS.get(mode, ("fail_closed", "runtime_specific"))
-    return {"requested_mode": mode, "effective_mode": mode, "enforcement_status": enforcement,
-            "verification_status": verification, "image_identity": image_identity}
 
 
 def runtime_provenance(task: dict[str, Any], image_identity: str | None = None) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from typing import Any
 from cli_client import run_records as records
 from cli_client.agent_exec import (
     OS_NETWORKS,
-    OUTPUT_CAP,
     AgentRun,
     linux_ns_mounts,
     os_image_identity,
@@ -30,13 +29,15 @@ from cli_client.agent_exec import (
     run_unsandboxed,
 )
 from cli_client.errors import CliError
+from contracts import PROMPT_LEVELS
+from contracts.digests import INPUT_DIGEST_SCHEME, instance_dir_input_digest, sha256_file
+from contracts.sandbox_policy import AGENT_SANDBOXES, sandbox_provenance
 from scoring.engine import TaskDefinitionError, anonymised_task_id, declared_outputs, load_task
-from scoring.engine.digests import INPUT_DIGEST_SCHEME, instance_dir_input_digest, sha256_file
-from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.sandbox import SandboxError
+from scoring.sandbox.limits import AGENT_OUTPUT_CAP
 from scoring.sandbox.process import TreeRemovalError, tree_prune, tree_remove
 
-SANDBOXES = ("none", "linux_ns", "os")
+SANDBOXES = AGENT_SANDBOXES
 STATUSES = ("completed", "failed", "timeout")
 AGENT_MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude")
 TRANSIENT_DIRS = (".venv", "__pycache__", ".mplconfig", ".pytest_cache", ".mypy_cache", ".ruff_cache",
@@ -308,7 +309,7 @@ class Runner:
                 self.image_identity = os_image_identity(str(options.image))
             except SandboxError as exc:
                 raise CliError(str(exc)) from None
-        self.sandbox_provenance = records.sandbox_provenance(options.sandbox, self.image_identity)
+        self.sandbox_provenance = sandbox_provenance(options.sandbox, self.image_identity)
         if options.sandbox == "linux_ns":
             self.mounts = linux_ns_mounts(list(options.ro_mounts))
         else:
@@ -408,7 +409,7 @@ class Runner:
         """The summary and file history of the `_trajectory.jsonl` the agent left (contract §5.8), if any.
         A link or an oversized file is not read: the agent controls the workspace."""
         path = workspace / records.TRAJECTORY_FILE
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > OUTPUT_CAP:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > AGENT_OUTPUT_CAP:
             return None, {}
         summary, history = records.trajectory_record(path.read_text(encoding="utf-8", errors="replace"))
         # Paths inside the workspace become the relative names the task declares, so a file's history

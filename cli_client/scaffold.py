@@ -102,7 +102,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scoring.engine.taskdef import PROMPT_LEVELS
+from contracts import PROMPT_LEVELS
 
 TASK_DIR = Path(__file__).resolve().parent
 

@@ -5,7 +5,8 @@
 # (--build-arg BASE_IMAGE=localhost/asibench-scoring-base:bookworm) where no registry is reachable.
 # The backend starts it with no network, a read-only root, tmpfs /tmp, cap_drop ALL and
 # no-new-privileges as uid 65534; the image supplies Python, the pinned numeric stack,
-# `scoring/` (the engine) and `cli_client/` (proposal validation runs `python -m cli_client`).
+# `scoring/` (the engine), `contracts/` (what it shares with the client) and `cli_client/`
+# (proposal validation runs `python -m cli_client`).
 ARG BASE_IMAGE=python:3.11.7-slim-bookworm
 FROM ${BASE_IMAGE}
 
@@ -29,6 +30,7 @@ sys.exit(any(m.version(n) != v for n, v in (l.strip().split('==') for l in open(
 # The code lives in /opt/asibench and is found through a .pth file in site-packages, not
 # PYTHONPATH: an environment variable can be overridden by whoever starts the container.
 COPY scoring /opt/asibench/scoring
+COPY contracts /opt/asibench/contracts
 COPY cli_client /opt/asibench/cli_client
 RUN find /opt/asibench -name __pycache__ -prune -exec rm -rf {} + \
     && chmod -R a+rX,go-w /opt/asibench \

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
+from contracts import PROMPT_LEVELS as LEVELS
 
 PALETTE = ("#2458d6", "#d92d20", "#079455", "#dc6803", "#7a5af8", "#0e9384", "#c11574", "#475467")
 

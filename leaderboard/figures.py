@@ -8,8 +8,8 @@ micro-average); "mean" is the mean of task means. Intervals resample tasks.
 
 from typing import Any
 
+from contracts import PROMPT_LEVELS as LEVELS
 from leaderboard.stats import Interval, bootstrap_ci
-from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
 
 COLUMNS = (*LEVELS, "mean")
 

@@ -15,7 +15,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from cli_client.formats.agent_label import shown_label
+from contracts import PROMPT_LEVELS
+from contracts.agent_label import shown_label
+from contracts.sandbox_policy import sandbox_flag
 from leaderboard.figures import COLUMNS, figures
 from leaderboard.models import (
     IntegrityFlag,
@@ -35,7 +37,6 @@ from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.reaper import submission_requeue
 from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown
 from portal.submissions.services import submission_rescore
-from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 from scoring.selectors import scoring_run_latest
 
@@ -330,20 +331,6 @@ def _duplicate_detail(whole: set[str], shared: dict[str, set[str]]) -> str:
     return "; ".join(parts)
 
 
-def _sandbox_problem(provenance: dict[str, Any], accepted: set[str]) -> str | None:
-    sandbox = (provenance or {}).get("sandbox") or {}
-    mode = sandbox.get("effective_mode")
-    if not mode:
-        return "no provenance.sandbox.effective_mode recorded"
-    if mode not in accepted:
-        return f"sandbox mode {mode!r} is not accepted for this dataset (accepted: {', '.join(sorted(accepted))})"
-    if mode == "os" and (sandbox.get("verification_status") != "docker_container" or not sandbox.get("image_identity")):
-        return "sandbox mode 'os' without a verified docker_container and image identity"
-    if sandbox.get("requested_mode") and sandbox["requested_mode"] != mode:
-        return f"requested sandbox {sandbox['requested_mode']!r} but ran in {mode!r}"
-    return None
-
-
 def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
     """Recompute the run's flags from its results and its latest scoring. Safe to repeat."""
     submission = Submission.objects.select_related("dataset").get(id=submission_id)
@@ -366,7 +353,7 @@ def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
             flags.append(IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.TIMED_OUT_WITH_OUTPUTS,
                                        base_name=e["base_name"],
                                        detail=f"{len(e['outputs'])} output file(s) on a timed-out result"))
-        problem = _sandbox_problem(e["provenance"], accepted)
+        problem = sandbox_flag((e["provenance"] or {}).get("sandbox"), accepted)
         if problem:
             flags.append(IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.SANDBOX_POLICY,
                                        base_name=e["base_name"], detail=problem))

@@ -14,6 +14,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from contracts.sandbox_policy import POLICIES, default_modes
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
 
@@ -279,7 +281,14 @@ if CELERY_BROKER_URL == "filesystem://":
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+    # A dead worker's unacknowledged messages are due again after the visibility timeout; a worker
+    # looks for due ones every restore interval. kombu's default also scans on only every 10th
+    # look, which added up to 100 s to every redelivery, so each look scans.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1),
+        "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10, minimum=1),
+        "unacked_restore_throttle": 1,
+    }
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -385,11 +394,11 @@ SCORING_SANDBOX_IMAGE = env_str("ASIBENCH_SANDBOX_IMAGE", "asibench-scoring:late
 # `asibench run --sandbox os`. The embedded default `local` also accepts `linux_ns` so that
 # a local `make run` can take runs made with bubblewrap. The per-dataset variables override.
 SANDBOX_POLICY = env_str("ASIBENCH_SANDBOX_POLICY", "local")
-if SANDBOX_POLICY not in {"official", "local"}:
+if SANDBOX_POLICY not in POLICIES:
     raise ImproperlyConfigured(f"ASIBENCH_SANDBOX_POLICY must be official or local, got {SANDBOX_POLICY!r}")
 DATASET_SANDBOX_MODES = {
-    "seed42": env_list("ASIBENCH_SEED42_SANDBOX_MODES", "os" if SANDBOX_POLICY == "official" else "os,linux_ns"),
-    "seed31415": env_list("ASIBENCH_SEED31415_SANDBOX_MODES", "os,linux_ns,none"),
+    dataset: env_list(f"ASIBENCH_{dataset.upper()}_SANDBOX_MODES", ",".join(default_modes(SANDBOX_POLICY, dataset)))
+    for dataset in ("seed42", "seed31415")
 }
 
 # Bundle intake caps (client contract §3.9); a refusal names the cap it hit.
@@ -464,6 +473,9 @@ SCORING_SCRATCH_BYTES = env_int("ASIBENCH_SCORING_SCRATCH_MB", 512, minimum=1) *
 # These are the server's caps; a task's own timeout_seconds never raises them. Memory and the
 # process count hold for the whole sandboxed run, not per process; the scratch dir is capped too.
 GENERATION_TIMEOUT_SECONDS = env_int("ASIBENCH_GENERATION_TIMEOUT", 300, minimum=1)
+# The same cap for a maintainer's `catalog_load` (task directories the operator brought, not an
+# author's proposal): some official generators take minutes per instance, and each runs twice.
+CATALOG_GENERATION_TIMEOUT_SECONDS = env_int("ASIBENCH_CATALOG_GENERATION_TIMEOUT", 1800, minimum=1)
 PROPOSAL_VALIDATION_TIMEOUT_SECONDS = env_int("ASIBENCH_PROPOSAL_VALIDATION_TIMEOUT", 900, minimum=5)
 SANDBOX_MEMORY_BYTES = env_int("ASIBENCH_SANDBOX_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
 SANDBOX_MAX_PROCESSES = env_int("ASIBENCH_SANDBOX_MAX_PROCESSES", 64, minimum=4)

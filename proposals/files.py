@@ -15,9 +15,10 @@ import yaml
 from django.core.files import File
 from django.core.files.storage import default_storage
 
-from cli_client.formats.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
+from contracts import PROMPT_LEVELS
+from contracts.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
 from scoring.engine.safe_yaml import YAMLAliasRefused, untrusted_yaml_load
-from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
+from scoring.engine.taskdef import mapping_at
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def _text(value: Any, limit: int = IMPORTED_TEXT_LIMIT) -> str:
 
 
 def load_yaml(data: bytes | None) -> dict[str, Any]:
-    """The mapping a task file holds, or {} for anything else (bad YAML, aliases, not a mapping)."""
+    """The mapping a task file holds, or {} for anything else (bad YAML, aliases expanding beyond the
+    loader's bounds, not a mapping)."""
     if data is None:
         return {}
     try:
@@ -88,7 +90,8 @@ def load_yaml(data: bytes | None) -> dict[str, Any]:
 
 
 def yaml_refusal(name: str, data: bytes | None) -> str | None:
-    """Why the portal will not parse this task file (it uses YAML anchors/aliases); None if it will."""
+    """Why the portal will not parse this task file (its YAML aliases expand beyond the loader's bounds,
+    or form a cycle); None if it will."""
     if data is None or name not in PARSED_FILES:
         return None
     try:

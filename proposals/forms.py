@@ -2,7 +2,7 @@
 
 from django import forms
 
-from cli_client.formats.task_files import MULTI_TURN_AGENTS
+from contracts.task_files import MULTI_TURN_AGENTS
 from scoring.engine.static_checks import STANDARD_DOMAINS
 
 ID_HELP = "domain.task_name — lowercase letters, digits and underscores, e.g. astronomy.toy_transit_fit"

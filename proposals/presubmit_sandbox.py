@@ -18,7 +18,8 @@ from django.conf import settings
 
 from proposals.files import blob_read
 from scoring.catalog import sandbox_backend, scratch_root
-from scoring.sandbox import Limits, python_runtime_env, python_runtime_mounts
+from scoring.sandbox import python_runtime_mounts
+from scoring.sandbox.limits import proposal_validation_limits
 from scoring.sandbox.process import scratch_tree
 
 REPORT_KEY_FILE = "report.key"
@@ -76,11 +77,8 @@ def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str,
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(blob_read(blob))
         mounts = (backend.runtime_mounts() if backend.name == "docker"
-                  else python_runtime_mounts(packages=("scoring", "cli_client")))
-        seconds = settings.PROPOSAL_VALIDATION_TIMEOUT_SECONDS
-        limits = Limits(wall_clock_seconds=seconds, cpu_seconds=seconds, memory_bytes=settings.SANDBOX_MEMORY_BYTES,
-                        max_processes=settings.SANDBOX_MAX_PROCESSES, max_file_bytes=512 << 20,
-                        max_scratch_bytes=settings.SANDBOX_SCRATCH_BYTES, network=False, env=python_runtime_env())
+                  else python_runtime_mounts(packages=("scoring", "contracts", "cli_client")))
+        limits = proposal_validation_limits(settings)
         # The key file is read and deleted by the validator before any task code runs. -P: the
         # writable workdir (the cwd) is not on the validator's import path.
         key = secrets.token_hex(16)

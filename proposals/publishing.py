@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 
-from cli_client.formats.task_files import SUBMISSION_FILE
+from contracts.task_files import SUBMISSION_FILE
 from portal.errors import Conflict, ValidationFailed
 from proposals.files import blob_read, load_yaml
 from proposals.models import Revision

@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Max
 from django.utils import timezone
 
-from cli_client.formats.task_files import SUBMISSION_FILE, os_evidence_error
+from contracts.task_files import SUBMISSION_FILE, os_evidence_error
 from portal.accounts.models import User
 from proposals import selectors
 from proposals.files import PARSED_FILES, blob_read, json_safe, load_yaml, yaml_refusal

@@ -8,14 +8,15 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from cli_client.formats.difficulty import GATED_LEVELS, gate_problems, too_easy_problems
-from cli_client.formats.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, score_problem
+from contracts import PROMPT_LEVELS
+from contracts.difficulty import GATED_LEVELS, gate_problems, too_easy_problems
+from contracts.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, score_problem
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound
 from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision
-from scoring.engine.taskdef import PROMPT_LEVELS
-from scoring.generation import REQUIRED_FILES
+from scoring.engine.static_checks import PORTAL_CHECK
+from scoring.generation import RECOMMENDED, REQUIRED_FILES
 
 PROMPT_FILES = tuple(f"prompt_{level}.md" for level in PROMPT_LEVELS)
 TASK_FILES = tuple(f for f in REQUIRED_FILES if f not in PROMPT_FILES and f != "task_eval.yaml")
@@ -110,15 +111,16 @@ def revision_difficulty_problems(revision: Revision) -> list[str]:
 
 
 def completeness(proposal: Proposal, files: dict[str, int] | None = None) -> dict[str, Any]:
-    """Which guided-flow steps are done: {"percent", "missing", "stopped_at", "steps": [...]}.
+    """Which guided-flow steps are done: {"percent", "missing", "stopped_at", "steps": [...], "advice"}.
 
-    `files` maps path → size (the working draft's files when not given).
+    `files` maps path → size (the working draft's files when not given). `advice` lists what the
+    Portal recommends and the draft lacks; it never keeps a draft from being submitted.
     """
     if files is None:
         files = dict(proposal.files.values_list("path", "size"))
     reasons: dict[str, list[str]] = {key: [] for key in STEP_KEYS}
     if not PORTAL_TASK_ID_RE.match(proposal.task_id or ""):
-        reasons["identity"].append("a task id of the form domain.task_name")
+        reasons["identity"].append(f"a task id of the form domain.task_name ({PORTAL_CHECK}: the catalog id rule)")
     elif proposal.domain != proposal.task_id.split(".")[0]:
         reasons["identity"].append(f"the domain must be {proposal.task_id.split('.')[0]!r} (the id's prefix)")
     if not proposal.name.strip():
@@ -133,8 +135,8 @@ def completeness(proposal: Proposal, files: dict[str, int] | None = None) -> dic
     if not files.get("task_eval.yaml"):
         reasons["scoring"].append("task_eval.yaml")
     reasons["files"] = [name for name in TASK_FILES if not files.get(name)]
-    if not any(path.startswith("solution/") for path in files):
-        reasons["files"].append("solution/ (a reference solution)")
+    advice = [f"{name} ({why}; {PORTAL_CHECK})" for name, why in RECOMMENDED.items()
+              if not any(path == name or (name.endswith("/") and path.startswith(name)) for path in files)]
     reasons["testing"] = testing_problems(proposal)
     steps = [{"key": s.key, "title": s.title, "done": not reasons[s.key], "needs": reasons[s.key]} for s in STEPS]
     missing = [s["title"] for s in steps if not s["done"]]
@@ -143,6 +145,7 @@ def completeness(proposal: Proposal, files: dict[str, int] | None = None) -> dic
         "missing": missing,
         "stopped_at": missing[0] if missing else None,
         "steps": steps,
+        "advice": advice,
     }
 
 

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cli_client.formats.task_files import (
+from contracts.task_files import (
     PORTAL_TASK_ID_RE,
     SUBMISSION_FILE,
     TaskFileError,
@@ -45,6 +45,7 @@ from proposals.notify import author_notify
 from proposals.publishing import PUBLISHABLE_STATUSES
 from proposals.revisions import FIELD_NAMES, content_hash, freeze_problems, frozen_fields
 from proposals.tasks import publish_proposal, validate_proposal
+from scoring.engine.static_checks import PORTAL_CHECK
 
 logger = logging.getLogger(__name__)
 EMPTY_SNAPSHOT = snapshot_token({})
@@ -62,7 +63,8 @@ def check_task_id(task_id: str) -> str:
     if not PORTAL_TASK_ID_RE.match(task_id):
         raise ValidationFailed(
             f"Invalid task id {task_id[:130]!r}: use domain.task_name in lowercase letters, digits and "
-            "underscores, each part starting with a letter (e.g. astronomy.toy_transit_fit).",
+            "underscores, each part starting with a letter (e.g. astronomy.toy_transit_fit) "
+            f"({PORTAL_CHECK}: the catalog id rule).",
             code="bad_task_id",
         )
     return task_id

@@ -19,7 +19,7 @@ from django.core.files.uploadhandler import FileUploadHandler
 from django.http import HttpRequest
 from django.http.multipartparser import MultiPartParser, MultiPartParserError
 
-from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES, MAX_TASK_FILES
+from contracts.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES, MAX_TASK_FILES
 from portal.errors import PayloadTooLarge, ValidationFailed
 from proposals.files import IncomingFile
 

@@ -11,7 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES
+from contracts import PROMPT_LEVELS
+from contracts.digests import sha256_bytes, sha256_stream
+from contracts.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
 from portal.pages import AuthedRequest, act_and_redirect, maintainer_only, not_found_page
@@ -19,8 +21,6 @@ from portal.uploads import upload_limit
 from proposals import forms, rendering, revisions, selectors, services
 from proposals.files import IncomingFile, blob_read
 from proposals.models import Proposal, ProposalJob
-from scoring.engine.digests import sha256_bytes, sha256_stream
-from scoring.engine.taskdef import PROMPT_LEVELS
 
 STEP_FORMS = {
     "identity": forms.IdentityForm,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
+from contracts import PROMPT_LEVELS as LEVELS
 
 
 @dataclass(frozen=True)

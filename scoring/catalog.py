@@ -34,6 +34,7 @@ from scoring.generation import (
 )
 from scoring.models import Dataset, Instance, Task
 from scoring.sandbox import BackendUnavailable, Limits, SandboxBackend, get_backend
+from scoring.sandbox.limits import generation_limits
 from scoring.sandbox.process import scratch_tree
 
 logger = logging.getLogger(__name__)
@@ -62,19 +63,6 @@ def sandbox_backend() -> SandboxBackend:
     if problem is not None:
         raise BackendUnavailable(problem)
     return backend
-
-
-def generation_limits() -> Limits:
-    """The server's limits for an author's generator; the task's own YAML never raises them."""
-    return Limits(
-        wall_clock_seconds=settings.GENERATION_TIMEOUT_SECONDS,
-        cpu_seconds=settings.GENERATION_TIMEOUT_SECONDS,
-        memory_bytes=settings.SANDBOX_MEMORY_BYTES,
-        max_processes=settings.SANDBOX_MAX_PROCESSES,
-        max_file_bytes=512 << 20,
-        max_scratch_bytes=settings.SANDBOX_SCRATCH_BYTES,
-        network=False,
-    )
 
 
 def datasets_ensure() -> list[Dataset]:
@@ -202,10 +190,13 @@ class BuiltInstance:
     reference_archive: Path
     reference_sha256: str
     reference_hashes: dict[str, str]
+    # The reference files under the determinism rule (volatile timings left out): what tells seeds apart.
+    reference_stable_hashes: dict[str, str]
 
 
 def instance_build(
-    *, source: TaskSource, dataset: Dataset, scratch: Path, backend: SandboxBackend | None = None
+    *, source: TaskSource, dataset: Dataset, scratch: Path, backend: SandboxBackend | None = None,
+    limits: Limits | None = None,
 ) -> BuiltInstance:
     """Generate one instance twice in the sandbox, prove it deterministic, archive it in `scratch`.
 
@@ -215,7 +206,7 @@ def instance_build(
     backend = backend or sandbox_backend()
     params = sample_params(source.task, dataset.seed)
     instance_id = instance_id_for_seed(source.task_id, dataset.seed)
-    limits = generation_limits()
+    limits = limits or generation_limits(settings)
     first = run_generator(source, params, scratch / "run1", backend, limits)
     second = run_generator(source, params, scratch / "run2", backend, limits)
     first_hashes, second_hashes = determinism_hashes(first), determinism_hashes(second)
@@ -235,6 +226,7 @@ def instance_build(
         public_archive=scratch / "public.tar.gz", public_sha256=public_sha, public_bytes=public_bytes,
         reference_archive=scratch / "reference.tar.gz", reference_sha256=reference_sha,
         reference_hashes=tree_hashes(first / "reference"),
+        reference_stable_hashes={k: v for k, v in first_hashes.items() if k.startswith("reference/")},
     )
 
 
@@ -290,7 +282,7 @@ def seeds_reveal_each_other(built: list[BuiltInstance]) -> str | None:
     private = [b for b in built if not b.dataset.references_public]
     for open_one in public:
         for closed in private:
-            if open_one.reference_hashes == closed.reference_hashes:
+            if open_one.reference_stable_hashes == closed.reference_stable_hashes:
                 return (f"the {closed.dataset.name} and {open_one.dataset.name} references are byte-identical, "
                         f"so the public {open_one.dataset.name} references would reveal the private "
                         f"{closed.dataset.name} ones; make the generator depend on the seed")
@@ -409,6 +401,8 @@ def catalog_load(
     ]
     datasets = {d.name: d for d in datasets_ensure()}
     wanted = [datasets[name] for name in dataset_names]
+    # The operator's own task directories: official generators may run for minutes per instance.
+    maintainer_limits = generation_limits(settings, settings.CATALOG_GENERATION_TIMEOUT_SECONDS)
     report = LoadReport()
     seen: set[str] = set()
     for verdict in catalog_check(roots=roots, on_id_clash=on_id_clash):
@@ -444,7 +438,7 @@ def catalog_load(
             for dataset in stale:
                 try:
                     built.append(instance_build(source=source, dataset=dataset, scratch=tmp / dataset.name,
-                                                backend=backend))
+                                                backend=backend, limits=maintainer_limits))
                 except TaskProblem as exc:
                     report.add(LoadLine(source.task_id, dataset.name, "failed", str(exc)), echo)
             refused = seeds_reveal_each_other(built)

@@ -15,18 +15,19 @@ from typing import Any
 
 import yaml
 
+from contracts import PROMPT_LEVELS, digests
 from scoring.engine import (
     TaskDefinitionError,
     anonymised_task_id,
     declared_outputs,
-    digests,
     load_task,
     public_task_eval,
     static_validate,
 )
 from scoring.engine.custom import unavailable_imports
 from scoring.engine.safe_yaml import untrusted_yaml_load
-from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
+from scoring.engine.static_checks import PORTAL_CHECK
+from scoring.engine.taskdef import mapping_at
 from scoring.runtimes import runtime_problems
 from scoring.sandbox import Limits, SandboxBackend
 from scoring.sandbox.outputs import UnsafeOutput, collect_outputs
@@ -34,9 +35,10 @@ from scoring.sandbox.outputs import UnsafeOutput, collect_outputs
 # Catalog ids: the official catalog's own ids pass (one task name starts with a digit:
 # earth_science.2_e_soil_carbon_nitrogen_cycling); proposals keep the Portal's stricter rule.
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9][a-z0-9_]*$")
-# What a proposal must contain before it is published (ours: the official pre-submit demands
-# neither solution/ nor reference_specs.md). A task directory a maintainer loads needs only a
-# definition; what it lacks of this list becomes a warning on the task.
+# What a proposal must contain before it is published (the Portal serves all four levels and reads
+# the scoring contract from task_eval.yaml). A task directory a maintainer loads needs only a
+# definition. solution/ and reference_specs.md, which the official pre-submit never asks for, are
+# advice for both (RECOMMENDED: a warning on the task when missing, never a refusal).
 REQUIRED_FILES = (
     "task_meta.yaml",
     "task_eval.yaml",
@@ -45,8 +47,11 @@ REQUIRED_FILES = (
     "prompt_b2.md",
     "prompt_b3.md",
     "prompt_b4.md",
-    "reference_specs.md",
 )
+RECOMMENDED = {
+    "solution/": "a reference solver, so the task can be checked end to end",
+    "reference_specs.md": "notes for reviewers on correct answers and common mistakes",
+}
 DEFINITION_FILES = ("task.yaml", "task_meta.yaml")
 DEFAULT_GENERATOR = "generate_gt.py"
 LOADABLE_STATUSES = {"sample", "final"}
@@ -129,30 +134,26 @@ def _generator_name(task: dict[str, Any]) -> str:
     return script
 
 
-def _maintainer_warnings(directory: Path, generator: str) -> list[str]:
-    """What our proposals require and this directory lacks: fine for a maintainer's load."""
-    warnings = []
-    if not (directory / "solution").is_dir():
-        warnings.append("no solution/ (reference solver): the tests cannot check the task end to end")
-    if not (directory / "reference_specs.md").is_file():
-        warnings.append("no reference_specs.md (notes for reviewers on correct answers)")
+def _portal_advice(directory: Path, generator: str) -> list[str]:
+    """What the Portal recommends and this directory lacks (none of it in the official pre-submit)."""
+    warnings = [f"no {name} ({why}; {PORTAL_CHECK})" for name, why in RECOMMENDED.items()
+                if not (directory / name.rstrip("/")).exists()]
     source = (directory / generator).read_text(encoding="utf-8", errors="replace")
     if not re.search(r"^(INPUT_SPEC|OUTPUT_SPEC)\b", source, re.MULTILINE):
-        warnings.append(f"{generator} declares no INPUT_SPEC/OUTPUT_SPEC (the Portal's generator contract)")
+        warnings.append(f"{generator} declares no INPUT_SPEC/OUTPUT_SPEC (the Portal's generator contract; "
+                        f"{PORTAL_CHECK})")
     return warnings
 
 
 def read_task_dir(directory: Path, tasks_root: Path | None = None, *, proposal: bool = False) -> TaskSource:
     """Read one task directory, in either official layout, into what the catalog stores.
 
-    `proposal` applies the Portal's stricter rules for a published proposal (REQUIRED_FILES,
-    solution/); a maintainer's directory needs only a definition, and without its generator it
-    loads as definition-only. Raises TaskProblem with the reason when it cannot load.
+    `proposal` applies the Portal's stricter rules for a published proposal (REQUIRED_FILES);
+    a maintainer's directory needs only a definition, and without its generator it loads as
+    definition-only. Raises TaskProblem with the reason when it cannot load.
     """
     if proposal:
         missing = [name for name in REQUIRED_FILES if not (directory / name).is_file()]
-        if not (directory / "solution").is_dir():
-            missing.append("solution/")
         if missing:
             raise TaskProblem(f"missing required files: {', '.join(missing)}")
     layout, meta = _definition(directory)
@@ -180,7 +181,7 @@ def read_task_dir(directory: Path, tasks_root: Path | None = None, *, proposal: 
     unscorable = f"custom_scorer.py imports {', '.join(unavailable)}" if unavailable else ""
     prompts: dict[str, str] = {}
     if not definition_only:
-        warnings += _maintainer_warnings(directory, generator)
+        warnings += _portal_advice(directory, generator)
         prompts_map = mapping_at(task, "prompts")
         prompts = {
             level: (directory / str(prompts_map.get(level) or f"prompt_{level}.md")).read_text(encoding="utf-8")
@@ -271,7 +272,7 @@ def run_generator(
 
 
 def determinism_hashes(instance_dir: Path) -> dict[str, str]:
-    """What two runs of a generator must agree on (the rule at digests.VOLATILE_INSTANCE_META_KEYS)."""
+    """What two runs of a generator must agree on (the rule at digests.VOLATILE_TIMING_KEYS)."""
     return digests.determinism_hashes(instance_dir, skip=lambda path: "__pycache__" in path.parts)
 
 

@@ -39,7 +39,8 @@ from scoring.judge_services import (
     judge_requests_record,
 )
 from scoring.models import Instance, InstanceScore, ScoringRun
-from scoring.sandbox import Limits, SandboxBackend, SandboxError, SandboxResult, python_runtime_env
+from scoring.sandbox import SandboxBackend, SandboxError, SandboxResult
+from scoring.sandbox.limits import scoring_limits
 from scoring.sandbox.process import disk_usage, scratch_tree
 from scoring.storage_errors import STORAGE_ERRORS
 
@@ -148,20 +149,6 @@ def _engine_batch_argv(backend: SandboxBackend, task_dir: Path, ref: Path, param
                             params=json.dumps(params, sort_keys=True), jobs=f"@{jobs_file}")
 
 
-def scoring_limits() -> Limits:
-    return Limits(
-        wall_clock_seconds=settings.SCORING_TIMEOUT_SECONDS,
-        cpu_seconds=settings.SCORING_TIMEOUT_SECONDS,
-        memory_bytes=settings.SCORING_MEMORY_BYTES,
-        max_processes=32,
-        max_file_bytes=256 << 20,
-        network=False,
-        env=python_runtime_env(),
-        # A result line waiting for judges carries their requests (prompts of up to max_chars per file).
-        max_output_bytes=8 << 20,
-    )
-
-
 def _zero(reason: str) -> dict[str, Any]:
     return {"outcome": InstanceScore.Outcome.ERROR, "final_score": 0.0, "max_score": 100.0, "percent": 0.0,
             "hard_gates_passed": False, "reason": reason, "result": {}}
@@ -236,7 +223,7 @@ def results_score_in_sandbox(
                 for key, (level, pred) in staged.items()]
         jobs_file = workdir / "jobs.json"
         jobs_file.write_text(json.dumps(jobs))
-        single = scoring_limits()
+        single = scoring_limits(settings)
         # Time for the whole batch scales with its size; memory and processes stay per process.
         limits = single.replace(wall_clock_seconds=single.wall_clock_seconds * len(jobs),
                                 cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap,
@@ -257,7 +244,7 @@ def results_score_in_sandbox(
         if key in outcomes:
             continue
         result = backend.run(_engine_argv(backend, task_dir, pred, reference, params, level, book_files.get(key)),
-                             workdir, mounts, scoring_limits().replace(max_scratch_bytes=scratch_cap))
+                             workdir, mounts, scoring_limits(settings).replace(max_scratch_bytes=scratch_cap))
         outcomes[key] = _stopped_or_crashed(result) or _interpret(result.stdout_text)
     return outcomes
 

@@ -119,9 +119,9 @@ if ! podman image exists "$BASE_IMAGE"; then
   trap - EXIT
 fi
 
-# 5. The scoring image: the base + `scoring/` + `cli_client/` (docker/scoring.Dockerfile).
+# 5. The scoring image: the base + `scoring/` + `contracts/` + `cli_client/` (docker/scoring.Dockerfile).
 # Rebuilt whenever those sources change, so tests always score with the code under test.
-source_hash="$(cd "$ROOT" && find docker/scoring.Dockerfile requirements/base.txt scoring cli_client \
+source_hash="$(cd "$ROOT" && find docker/scoring.Dockerfile requirements/base.txt scoring contracts cli_client \
   -type f -name '*' ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 | sort -z \
   | xargs -0 sha256sum | sha256sum | cut -c1-16)"
 have="$(podman image inspect --format '{{index .Labels "org.asibench.source"}}' "$IMAGE" 2>/dev/null || true)"

@@ -48,6 +48,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_board_cache() -> None:
+    # The cache outlives a test's database rollback; start every test from a new generation.
+    from leaderboard.selectors import board_cache_invalidate
+
+    board_cache_invalidate()
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(request: pytest.FixtureRequest) -> None:
+    # Personas hash their password with PBKDF2 (over a second each here). Tests that sign in
+    # through a live server keep the real hasher, which that server also uses.
+    if "portal_server" in request.fixturenames:
+        return
+    settings = request.getfixturevalue("settings")
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _make_user(email: str, maintainer: bool = False) -> Persona:
     from allauth.account.models import EmailAddress
 

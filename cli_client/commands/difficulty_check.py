@@ -18,10 +18,11 @@ from cli_client.difficulty import (
     write_submission_results,
 )
 from cli_client.errors import CliError
-from cli_client.formats import difficulty as policy
-from cli_client.formats.task_files import SUBMISSION_FILE
-from cli_client.runner import PROMPT_LEVELS, Outcome
+from cli_client.runner import Outcome
 from cli_client.ui import console as make_console
+from contracts import PROMPT_LEVELS
+from contracts import difficulty as policy
+from contracts.task_files import SUBMISSION_FILE
 
 pass_cli = click.make_pass_decorator(CliContext)
 

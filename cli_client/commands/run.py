@@ -14,7 +14,7 @@ from cli_client.context import CliContext
 from cli_client.errors import CliError
 from cli_client.runner import Outcome, Runner, RunOptions, WorkItem
 from cli_client.ui import console as make_console
-from scoring.engine.taskdef import PROMPT_LEVELS
+from contracts import PROMPT_LEVELS
 
 pass_cli = click.make_pass_decorator(CliContext)
 REPO_ROOT = Path(__file__).resolve().parents[2]

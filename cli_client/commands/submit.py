@@ -10,7 +10,7 @@ from cli_client.context import CliContext, error_detail
 from cli_client.endpoints import bundle_upload_url, portal_api_base
 from cli_client.errors import CliError, PortalHttpError
 from cli_client.follow import follow_submission, print_final, progress_url
-from cli_client.formats.bundle import (
+from contracts.bundle import (
     BundleBuildError,
     BundleSummary,
     build_bundle,

@@ -21,7 +21,8 @@ from cli_client.commands.auth import validate_token
 from cli_client.context import CliContext
 from cli_client.endpoints import proposal_page_url, token_settings_url
 from cli_client.errors import CliError, PortalHttpError
-from cli_client.formats.task_files import (
+from contracts.digests import sha256_bytes
+from contracts.task_files import (
     CLIENT_TASK_ID_RE,
     METADATA_FILES,
     SUBMISSION_FILE,
@@ -30,7 +31,6 @@ from cli_client.formats.task_files import (
     collect_task_files,
     os_evidence_error,
 )
-from scoring.engine.digests import sha256_bytes
 from scoring.engine.safe_yaml import untrusted_yaml_load
 
 pass_cli = click.make_pass_decorator(CliContext)

@@ -20,7 +20,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files.storage import default_storage
 
-from scoring.engine.digests import sha256_file
+from contracts.digests import sha256_file
 from scoring.models import Instance
 
 INDEX = "index.json"

@@ -10,11 +10,11 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
-from cli_client.formats import difficulty as policy
+from contracts import difficulty as policy
+from contracts import digests
 from portal.catalog import instance_files
 from portal.errors import NotFound, ValidationFailed
 from proposals.models import Proposal, ReviewEvent
-from scoring.engine import digests
 from scoring.models import Dataset, Instance, Task
 
 PUBLIC_TASK_STATUSES = (Task.Status.SAMPLE, Task.Status.FINAL)
@@ -29,9 +29,16 @@ def prompt_placeholders(prompts: Iterable[str]) -> list[str]:
 def task_public_list() -> QuerySet[Task]:
     return (
         Task.objects.filter(status__in=PUBLIC_TASK_STATUSES)
-        .only("id", "domain", "name", "version", "status", "public_meta")
+        .only("id", "domain", "name", "version", "status", "public_meta", "unscorable_reason")
         .order_by("domain", "id")
     )
+
+
+def task_unscorable_reasons(task_ids: Iterable[str]) -> dict[str, str]:
+    """Why this Portal cannot score each of these tasks, for those it cannot (their custom scorer
+    imports what the scoring environment lacks; found when the task was loaded)."""
+    return dict(Task.objects.filter(id__in=set(task_ids)).exclude(unscorable_reason="")
+                .values_list("id", "unscorable_reason"))
 
 
 def task_public_get(task_id: str) -> Task:

@@ -3,11 +3,12 @@ from itertools import groupby
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from contracts import PROMPT_LEVELS
 from portal.catalog import selectors
 from portal.errors import NotFound
+from portal.guides.faq import help_path
 from portal.markdown import render_markdown
 from portal.pages import not_found_page
-from scoring.engine.taskdef import PROMPT_LEVELS
 
 
 def task_list(request: HttpRequest) -> HttpResponse:
@@ -38,6 +39,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
             "outputs": (task.public_meta.get("output") or {}).get("files") or [],
             "datasets": selectors.task_datasets(task),
             "difficulty": selectors.task_difficulty(task),
+            "unscorable_help": help_path("task_unscorable"),
         },
     )
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from django.conf import settings
 
-from cli_client.formats.difficulty import DIFFICULTY_THRESHOLD
-from cli_client.formats.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES, MAX_TASK_FILES
+from contracts.difficulty import DIFFICULTY_THRESHOLD
+from contracts.task_files import MAX_FILE_BYTES, MAX_TASK_BYTES, MAX_TASK_FILES
 from portal.submissions.services import bundle_limits
 
 _PLACEHOLDER = re.compile(r"\{\{\s*figure:([a-z0-9_]+)\s*\}\}")

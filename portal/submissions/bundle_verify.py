@@ -83,7 +83,8 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from cli_client.formats.bundle import (
+from contracts import PROMPT_LEVELS
+from contracts.bundle import (
     FRAMEWORK_TASK_INFO_NAME,
     INSTANCES_DIR,
     MANIFEST_NAME,
@@ -97,9 +98,10 @@ from cli_client.formats.bundle import (
     seed_number,
     task_id_of,
 )
-from cli_client.formats.inflate import InflateError, gzip_inflater
+from contracts.inflate import InflateError, gzip_inflater
+from contracts.sandbox_policy import sandbox_refusal
 from portal.submissions.evidence import EvidenceLimits, agent_evidence
-from scoring.engine.taskdef import PROMPT_LEVELS, mapping_at
+from scoring.engine.taskdef import mapping_at
 
 MiB = 1 << 20
 MAX_ATTEMPT = 1_000_000  # well inside the database's integer column
@@ -884,22 +886,9 @@ def _sandbox_subset(provenance: Any) -> tuple[dict[str, Any], dict[str, Any] | N
 
 
 def _check_sandbox(base: str, sandbox: dict[str, Any] | None, accepted: Collection[str]) -> None:
-    if sandbox is None or not sandbox.get("effective_mode"):
-        raise BundleRejected("sandbox_policy", f"{base}: provenance.sandbox is missing; re-run with a current "
-                             "`asibench run --sandbox ...`")
-    mode = sandbox["effective_mode"]
-    if not isinstance(mode, str):
-        raise BundleRejected("bad_manifest", f"{base}: provenance.sandbox.effective_mode must be a string")
-    if mode not in accepted:
-        allowed = ", ".join(sorted(accepted)) or "none"
-        raise BundleRejected("sandbox_policy", f"{base}: sandbox mode {mode!r} is not accepted for this dataset "
-                             f"(accepted: {allowed})")
-    if mode == "os":
-        identity = sandbox.get("image_identity")
-        if sandbox.get("verification_status") != "docker_container" or not (
-                isinstance(identity, str) and identity.strip()):
-            raise BundleRejected("sandbox_policy", f"{base}: sandbox mode 'os' needs verification_status "
-                                 "docker_container and an image_identity")
+    refusal = sandbox_refusal(sandbox, accepted)
+    if refusal is not None:
+        raise BundleRejected(refusal[0], f"{base}: {refusal[1]}")
 
 
 def _check_identity(item: dict[str, Any], seen: set[str], known: Callable[[str], bool]) -> tuple[str, str, str, int]:

@@ -13,10 +13,10 @@ from typing import Any
 
 from django.conf import settings
 
+from contracts import PROMPT_LEVELS
 from portal.submissions.bundle_verify import VerifiedBundle
 from portal.submissions.evidence import BENCHMARK_TIMEOUT_SECONDS
 from portal.submissions.models import Submission, SubmissionEntry
-from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset
 
 OFFICIAL_SANDBOX = "os"

@@ -4,10 +4,10 @@ from typing import Any
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from contracts import PROMPT_LEVELS as LEVELS
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.models import CONFIGURATION_FIELDS, Submission
-from scoring.engine.taskdef import PROMPT_LEVELS as LEVELS
 from scoring.models import InstanceScore
 from scoring.selectors import scoring_run_latest
 

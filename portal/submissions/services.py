@@ -16,7 +16,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, QuerySet, Sum
 from django.utils import timezone
 
-from cli_client.formats.agent_label import agent_label
+from contracts import PROMPT_LEVELS
+from contracts.agent_label import agent_label
+from contracts.sandbox_policy import policy_name
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.accounts.services import MAINTAINERS_GROUP, user_require_verified_email
@@ -40,7 +42,6 @@ from portal.submissions.bundle_verify import (
 from portal.submissions.conformance import conformance_flags
 from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.scoring_tasks import score_submission
-from scoring.engine.taskdef import PROMPT_LEVELS
 from scoring.models import Dataset, Instance, Task
 from scoring.storage_errors import STORAGE_ERRORS
 
@@ -166,7 +167,7 @@ def sandbox_policy(dataset: Dataset) -> dict[str, Any]:
     """The sandbox rule a bundle was checked against: `official` when the dataset takes only
     Docker (`os`) runs, as the official service does for seed42; `local` otherwise."""
     accepted = sorted(dataset.accepted_sandbox_modes or [])
-    return {"name": "official" if accepted == ["os"] else "local", "accepted_modes": accepted}
+    return {"name": policy_name(accepted), "accepted_modes": accepted}
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,7 @@ def submission_intake(
                 )
         except BundleRejected as exc:
             raise BundleRefused(f"Bundle refused ({exc.code}): {exc.message}", code=exc.code) from None
+        _scorable_check(bundle)
         existing = _live_upload(user, bundle.archive_sha256).first()
         if existing is not None:
             return IntakeResult(existing, created=False)
@@ -217,6 +219,20 @@ def submission_intake(
     finally:
         if os.path.exists(handle.name):
             os.unlink(handle.name)
+
+
+def _scorable_check(bundle: VerifiedBundle) -> None:
+    """Refuse results this Portal could never score, before anything is kept: their task's custom
+    scorer needs what the scoring environment lacks (the task page says so too)."""
+    unscorable = catalog.task_unscorable_reasons(entry.task_id for entry in bundle.entries)
+    if unscorable:
+        named = "; ".join(f"{task_id} ({reason})" for task_id, reason in sorted(unscorable.items()))
+        raise ValidationFailed(
+            f"This Portal cannot score results for {len(unscorable)} task{'s' if len(unscorable) != 1 else ''} "
+            f"in this bundle: {named}. Leave {'them' if len(unscorable) != 1 else 'it'} out of the run "
+            "(asibench run --tasks …) and upload again; nothing was kept.",
+            code="task_unscorable",
+        )
 
 
 def _draft_create(

@@ -19,7 +19,6 @@ from .scoring import score_instance
 from .staging import stage_prediction_dir
 from .static_checks import static_validate
 from .taskdef import (
-    PROMPT_LEVELS,
     anonymised_task_id,
     declared_outputs,
     instance_id_for_params,
@@ -33,7 +32,6 @@ from .types import ScoreDetail
 from .version import ENGINE_VERSION
 
 __all__ = [
-    "PROMPT_LEVELS",
     "ENGINE_VERSION",
     "EngineError",
     "EvaluationConfigError",

@@ -29,6 +29,10 @@ STANDARD_DOMAINS = (
 )
 VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
 FORBIDDEN_TASK_INFO_KEYS = ("instance_id", "parameters", "seed", "requires_gpu")
+# How a check or a piece of advice of the Portal's says it is not one of the official pre-submit's
+# (these static checks, §5.1, are the official ones): authors who know the official client can
+# tell the two apart.
+PORTAL_CHECK = "Portal check, not in the official pre-submit"
 
 
 def _blank(value: Any) -> bool:

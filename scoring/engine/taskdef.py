@@ -20,7 +20,6 @@ __all__ = [
     "declared_outputs",
     "instance_id_for_params",
     "instance_id_for_seed",
-    "PROMPT_LEVELS",
     "load_task",
     "mapping_at",
     "merge_task_eval",
@@ -36,9 +35,6 @@ LEGACY_FILE = "task.yaml"
 META_FILE = "task_meta.yaml"
 EVAL_FILE = "task_eval.yaml"
 SEED_MAX = 2**31 - 1
-# The prompt levels every task defines, from the most guidance (b1) to the least (b4): the one
-# definition the CLI, the Portal and the leaderboard all import.
-PROMPT_LEVELS: tuple[str, ...] = ("b1", "b2", "b3", "b4")
 
 
 def mapping_at(data: dict[str, Any] | None, key: str) -> dict[str, Any]:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from scoring.engine.scorers.judges import file_manifest
-from scoring.sandbox import Limits, SandboxBackend, SandboxError
+from scoring.sandbox import SandboxBackend, SandboxError
+from scoring.sandbox.limits import agent_judge_limits
 from scoring.sandbox.outputs import UnsafeOutput, collect_outputs, read_output_file
 from scoring.sandbox.runtime import python_runtime_env
 
@@ -36,7 +37,6 @@ CODEX_RESTRICTED_DISABLE_FEATURES = ("plugins", "tool_call_mcp_elicitation", "sk
                                      "image_generation", "codex_hooks", "computer_use")
 BRIDGE_PORT = 18080
 SCORE_FILE = "score.json"
-STDOUT_KEEP = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -144,9 +144,7 @@ def run_agent_judge(request: dict[str, Any], *, pred_dir: Path, ref_dir: Path | 
         argv = [*backend.python_command(), "-m", "scoring.judging.egress_bridge", "--socket", str(socket_path),
                 "--port", str(BRIDGE_PORT), "--stdin", str(prompt), "--", *cli_command(cli, request, workspace)]
         env = {**python_runtime_env(), **cli.environment(f"http://127.0.0.1:{BRIDGE_PORT}")}
-        limits = Limits(wall_clock_seconds=timeout, cpu_seconds=int(timeout) * 2 + 10, memory_bytes=memory_bytes,
-                        max_processes=256, max_file_bytes=256 << 20, network=False, env=env,
-                        max_output_bytes=STDOUT_KEEP, max_scratch_bytes=1 << 30)
+        limits = agent_judge_limits(timeout, env=env, memory_bytes=memory_bytes)
         mounts = [*backend.runtime_mounts(), sockets, *_cli_mounts(cli.executable)]
         with EgressProxy(socket_path, allowed_destination(cli.base_url)) as proxy:
             try:

@@ -10,7 +10,7 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
 def python_runtime_mounts(
-    project_dir: Path = PROJECT_DIR, packages: Sequence[str] = ("scoring",)
+    project_dir: Path = PROJECT_DIR, packages: Sequence[str] = ("scoring", "contracts")
 ) -> list[Path]:
     """The venv (sys.prefix), the base installation (sys.base_prefix), the interpreter's real
     location, and `packages` from the project — never the whole project dir, which holds

@@ -1,9 +1,9 @@
-"""The short label of a custom agent (cli_client.formats.agent_label): the client records it and
+"""The short label of a custom agent (contracts.agent_label): the client records it and
 the Portal derives it the same way for older bundles."""
 
 import pytest
 
-from cli_client.formats.agent_label import agent_label, short_command, shown_label
+from contracts.agent_label import agent_label, short_command, shown_label
 
 NAIVE = "/home/me/asibench/.venv/bin/python /home/me/asibench/examples/agents/naive_agent.py --workspace {workspace}"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cli_client.formats.task_files import SUBMISSION_FILE
 from cli_client.runner import SANDBOXES
+from contracts.task_files import SUBMISSION_FILE
 from proposals.files import imported_fields
 from tests.cli.agent_runs import AGENT_MOUNTS, AGENTS, REPO, cli, cli_env, snapshot
 from tests.support import OUR_CLI

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from cli_client.formats import difficulty as policy
+from contracts import difficulty as policy
 
 
 def test_only_b3_and_b4_are_enforced_and_the_bound_is_strict() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from contracts.digests import instance_dir_input_digest
 from scoring.engine import anonymised_task_id, declared_outputs, load_task
-from scoring.engine.digests import instance_dir_input_digest
 from scoring.sandbox.process import tree_remove
 from tests.cli.agent_runs import AGENTS, TASK_IDS, agent_run, cli, make_instances, snapshot, synthetic_instance
 from tests.support import REPO, cli_env, host_pids_with, wait_for

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cli_client.formats.bundle import build_bundle, write_archive
+from contracts.bundle import build_bundle, write_archive
 from tests.results_tree import LINUX_NS_SANDBOX, OS_SANDBOX, make_results, sha, write_result
 from tests.support import OUR_CLI, run_cli
 

@@ -2,10 +2,12 @@
 
 Our fixtures (tests/scoring/catalog/official_layouts/, written here in the official layouts): a legacy
 `task.yaml` task whose generator plots with matplotlib and whose custom scorer imports the official API
-(`core.scorer`, `core.types`, `core.task.TaskLoader`, `scorers._judge_common`) and pandas, and a formal
-split task published without generator. Each is scored by both `asibench score` clients, with the
-reference outputs fed back (the GT self-check: 100) and with half-right outputs; and our static checks
-give the official `validate --static` verdict on every fixture directory.
+(`core.scorer`, `core.types`, `core.task.TaskLoader`, `scorers._judge_common`) and pandas, and formal
+split tasks published without generator: one scored with pandas, one whose figure a Pillow scorer reads,
+one whose task_eval.yaml shares a config through a YAML anchor (`&id001`). Each is scored by both
+`asibench score` clients, with the reference outputs fed back (the GT self-check: 100) and with
+half-right outputs; and our static checks give the official `validate --static` verdict on every
+fixture directory.
 """
 
 import json
@@ -24,7 +26,9 @@ from tests.support import OUR_CLI, REPO, cli_env, run_cli
 
 pytestmark = [pytest.mark.slow]
 LAYOUTS = REPO / "tests" / "scoring" / "catalog" / "official_layouts"
-FIXTURES = ("physics/damped_fit", "chemistry/rate_table", "computer_science/sandboxed_replay")
+FIXTURES = ("physics/damped_fit", "chemistry/rate_table", "computer_science/sandboxed_replay",
+            "materials/lattice_figure", "computer_science/shared_tour_config")
+SCORED = (*FIXTURES[:2], *FIXTURES[3:])
 
 
 def result(results: Path, instance_id: str, level: str, outputs: dict[str, bytes], params: dict) -> None:
@@ -45,7 +49,7 @@ def npy(array: np.ndarray) -> bytes:
 def scored_tree(tmp_path_factory) -> tuple[Path, Path, Path]:
     base = tmp_path_factory.mktemp("layouts")
     tasks, instances, results = base / "tasks", base / "instances", base / "results"
-    for name in FIXTURES[:2]:
+    for name in SCORED:
         shutil.copytree(LAYOUTS / name, tasks / name)
     results.mkdir(parents=True)
     (results / "run_metadata.json").write_text(json.dumps({"framework_version": "0.2.0"}))
@@ -72,7 +76,38 @@ def scored_tree(tmp_path_factory) -> tuple[Path, Path, Path]:
     (instances / iid / "instance_meta.json").write_text(json.dumps({"params_used": {}}))
     result(results, iid, "b1", {"rates.csv": rates.encode()}, {})
     result(results, iid, "b3", {"rates.csv": rates.replace("1.9e-1", "3.1e-1").encode()}, {})
+
+    iid = instance_id_for_seed("materials.lattice_figure", 31415)
+    hand_written(instances / iid, {"density_ref.png": png()})
+    result(results, iid, "b1", {"density.png": png()}, {})
+    result(results, iid, "b3", {"density.png": png(shift=24)}, {})
+
+    iid = instance_id_for_seed("computer_science.shared_tour_config", 31415)
+    angles = np.linspace(0.0, 2 * np.pi, 6, endpoint=False)
+    cities = "x,y\n" + "".join(f"{np.cos(a):.6f},{np.sin(a):.6f}\n" for a in angles)
+    hand_written(instances / iid, {"cities_ref.csv": cities.encode(),
+                                   "best_length_ref.json": json.dumps({"length": 6.0}).encode()})
+    result(results, iid, "b1", {"tour.csv": b"0\n1\n2\n3\n4\n5\n"}, {})
+    result(results, iid, "b3", {"tour.csv": b"0\n2\n1\n3\n4\n5\n"}, {})
     return tasks, instances, results
+
+
+def hand_written(instance: Path, references: dict[str, bytes]) -> None:
+    """An instance of a formal task, written as an operator's would be (the task is never generated)."""
+    (instance / "reference").mkdir(parents=True)
+    (instance / "data").mkdir()
+    for name, data in references.items():
+        (instance / "reference" / name).write_bytes(data)
+    (instance / "instance_meta.json").write_text(json.dumps({"params_used": {}}))
+
+
+def png(shift: int = 0) -> bytes:
+    from PIL import Image
+
+    buffer = BytesIO()
+    pixels = bytes((x * 8 + y * 4 + shift) % 256 for y in range(24) for x in range(32))
+    Image.frombytes("L", (32, 24), pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 def scores(report: Path) -> dict[tuple[str, str], float]:
@@ -91,12 +126,14 @@ def test_both_engines_give_the_same_scores_and_full_marks_to_the_references(
                      env, timeout=600)
     assert theirs.returncode == 0, theirs.stdout + theirs.stderr
     ours_scores, official_scores = scores(tmp_path / "ours.json"), scores(tmp_path / "official.json")
-    assert len(ours_scores) == 4 and ours_scores.keys() == official_scores.keys()
+    assert len(ours_scores) == 8 and ours_scores.keys() == official_scores.keys()
     for key, value in ours_scores.items():
         assert value == pytest.approx(official_scores[key], abs=1e-6), key
-    legacy, formal = (instance_id_for_seed(t, 31415) for t in ("physics.damped_fit", "chemistry.rate_table"))
-    assert ours_scores[(legacy, "b1")] == pytest.approx(100) and ours_scores[(formal, "b1")] == pytest.approx(100)
-    assert 0 < ours_scores[(legacy, "b3")] < 95 and 0 < ours_scores[(formal, "b3")] < 95
+    for task in ("physics.damped_fit", "chemistry.rate_table", "materials.lattice_figure",
+                 "computer_science.shared_tour_config"):
+        iid = instance_id_for_seed(task, 31415)
+        assert ours_scores[(iid, "b1")] == pytest.approx(100), task
+        assert 0 < ours_scores[(iid, "b3")] < 95, task
 
 
 @pytest.mark.parametrize("name", FIXTURES)

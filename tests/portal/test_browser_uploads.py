@@ -10,7 +10,7 @@ from django.conf import settings
 from django.test import Client
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
-from cli_client.formats.task_files import MAX_FILE_BYTES
+from contracts.task_files import MAX_FILE_BYTES
 from portal.submissions.models import Submission
 from proposals.models import Proposal
 

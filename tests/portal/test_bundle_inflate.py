@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from cli_client.formats import inflate
-from cli_client.formats.bundle import build_bundle, write_archive
+from contracts import inflate
+from contracts.bundle import build_bundle, write_archive
 from portal.submissions.bundle_verify import BundleLimits, BundleRejected, verify_bundle_stream
 from tests.results_tree import make_results, write_result
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cli_client.formats.bundle import build_bundle, files_index, write_archive
+from contracts.bundle import build_bundle, files_index, write_archive
 from portal.submissions.bundle_verify import BundleLimits, BundleRejected, VerifiedBundle, verify_bundle_stream
 from tests.hostile_bundles import HOSTILE
 from tests.results_tree import LINUX_NS_SANDBOX, OS_SANDBOX, make_results, write_result

@@ -57,7 +57,7 @@ def copy_task(template: Path, dest_root: Path) -> Path:
 
 
 def local_hashes(task_dir: Path) -> dict[str, str]:
-    from cli_client.formats.task_files import collect_task_files
+    from contracts.task_files import collect_task_files
 
     return {f.name: hashlib.sha256(f.path.read_bytes()).hexdigest() for f in collect_task_files(task_dir)}
 
@@ -75,7 +75,7 @@ def multipart(files: dict[str, bytes], field: str = "files") -> tuple[bytes, str
 
 
 def task_files(task_dir: Path) -> dict[str, bytes]:
-    from cli_client.formats.task_files import collect_task_files
+    from contracts.task_files import collect_task_files
 
     return {f.name: f.path.read_bytes() for f in collect_task_files(task_dir)}
 

@@ -65,6 +65,7 @@ def test_t1_refuses_a_bad_task_id_with_its_reason(client, submitter, db, bad_id)
     response = open_draft(client, issue_token(submitter.user), bad_id)
     assert response.status_code == 400
     assert response.json()["code"] == "bad_task_id" and "domain.task_name" in response.json()["detail"]
+    assert response.json()["detail"].endswith("(Portal check, not in the official pre-submit: the catalog id rule).")
     assert Proposal.objects.count() == 0
 
 
@@ -94,6 +95,29 @@ def test_an_exact_sync_keeps_nested_names_and_hashes(client, draft, task_dir, dj
         assert put_files(client, token, proposal_id, files, after["snapshot"]).status_code == 200
     assert set(ProposalFile.objects.filter(proposal_id=proposal_id).values_list("path", flat=True)) == set(files)
     assert len(stored_blobs()) == len(set(files.values()))
+
+
+def test_a_draft_without_solution_or_reference_specs_is_complete_and_says_what_is_advised(
+        client, draft, task_dir, submitter):
+    # Neither is asked for by the official pre-submit: Portal advice, never a reason to hold a draft back.
+    from proposals.revisions import freeze_problems
+
+    token, proposal_id = draft
+    files = {name: data for name, data in task_files(task_dir).items()
+             if name != "reference_specs.md" and not name.startswith("solution/")}
+    assert put_files(client, token, proposal_id, files, snapshot_of(client, token, proposal_id)["snapshot"]
+                     ).status_code == 200
+    detail = api(client, token, "GET", f"/proposals/{proposal_id}").json()
+    assert detail["completeness"] == {"percent": 100, "missing": [], "stopped_at": None}
+    assert freeze_problems(Proposal.objects.get(id=proposal_id)) == []
+    page = Client()
+    page.force_login(submitter.user)
+    html = page.get(f"/submit/proposals/{proposal_id}").content.decode()
+    advice = re.search(r'<p class="muted small" data-testid="advice">(.*?)</p>', html, re.S)
+    assert advice is not None
+    assert "solution/ (a reference solver, so the task can be checked end to end; Portal check, not in the " \
+           "official pre-submit)" in advice.group(1)
+    assert "reference_specs.md (notes for reviewers" in advice.group(1)
 
 
 def test_a_stale_snapshot_is_a_conflict_unless_forced(client, draft, task_dir):

@@ -1,11 +1,11 @@
-"""The shared file rules (cli_client/formats/task_files.py), as the client applies them."""
+"""The shared file rules (contracts/task_files.py), as the client applies them."""
 
 import os
 import unicodedata
 
 import pytest
 
-from cli_client.formats.task_files import (
+from contracts.task_files import (
     MAX_TASK_BYTES,
     TaskFileError,
     check_file_set,

@@ -1,6 +1,6 @@
 from django import template
 
-from cli_client.formats.agent_label import shown_label
+from contracts.agent_label import shown_label
 
 register = template.Library()
 

@@ -228,7 +228,7 @@ def test_export_writes_what_the_endpoint_serves(submit_catalog, db, client, tmp_
 
 
 def test_every_instance_carries_the_digest_of_what_the_agent_is_given(submit_catalog, db, client, tmp_path):
-    from scoring.engine.digests import instance_dir_input_digest
+    from contracts.digests import instance_dir_input_digest
     from tests.support import extract_instances
 
     listed = client.get("/api/v1/datasets/seed42/instances").json()["instances"]

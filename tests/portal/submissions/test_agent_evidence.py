@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from cli_client.formats.bundle import build_bundle, write_archive
+from contracts.bundle import build_bundle, write_archive
 from portal.submissions.models import Submission, SubmissionEntry
 from tests.leaderboard.factories import make_catalog
 from tests.results_tree import LINUX_NS_SANDBOX, write_result

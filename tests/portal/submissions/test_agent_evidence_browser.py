@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_client.formats.bundle import build_bundle, write_archive
+from contracts.bundle import build_bundle, write_archive
 from portal.submissions import services as submissions
 from tests.leaderboard.factories import make_catalog
 from tests.portal.submissions.test_agent_evidence import MARKER, result_tree

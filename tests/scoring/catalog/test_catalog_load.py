@@ -89,7 +89,7 @@ def test_a_bad_task_is_reported_by_name_and_the_others_still_load(db, tmp_path, 
     root = make_root(tmp_path)
     add_variant(root, name, edit)
     if name == "sleeps":
-        settings.GENERATION_TIMEOUT_SECONDS = 2  # the server's cap, not the task's YAML
+        settings.CATALOG_GENERATION_TIMEOUT_SECONDS = 2  # the server's cap, not the task's YAML
     report = catalog_load(tasks_root=root)
     failed = [line for line in report.failures]
     assert failed, report.lines

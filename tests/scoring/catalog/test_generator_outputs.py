@@ -3,13 +3,15 @@ output are refused by name, and nothing of the host leaks into a stored archive 
 the scratch dir. Every case runs the generator in the real bwrap sandbox through catalog_load."""
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.files.storage import default_storage
 
-from scoring.catalog import catalog_load
+from scoring.catalog import catalog_install, catalog_load
+from scoring.generation import TaskProblem
 from scoring.models import Instance, Task
 from tests.scoring.catalog.catalog_support import add_variant, make_root, patch_generator
 from tests.support import read_archive_members
@@ -113,7 +115,7 @@ def test_hard_links_and_fifos_are_refused_by_name(db, tmp_path):
 
 
 def test_the_generator_time_limit_is_the_servers_cap_not_the_authors(db, tmp_path, settings):
-    settings.GENERATION_TIMEOUT_SECONDS = 3
+    settings.CATALOG_GENERATION_TIMEOUT_SECONDS = 3
     root = make_root(tmp_path)
     target = add_variant(root, "patient", lambda d: patch_generator(d, "    import time; time.sleep(30)\n"))
     meta = target / "task_eval.yaml"
@@ -122,3 +124,23 @@ def test_the_generator_time_limit_is_the_servers_cap_not_the_authors(db, tmp_pat
     failed = [line for line in report.failures if line.task == "demo.patient"]
     assert failed and "timed out after 3 s" in failed[0].detail, report.lines
     assert os.path.isdir(root)
+
+
+def test_a_maintainers_catalog_load_has_its_own_cap_and_a_proposals_publish_keeps_the_smaller_one(
+        db, tmp_path, settings):
+    # Official generators may take minutes (minimum_snap_trajectory_conditioning: several per
+    # instance); an author's proposal keeps the tighter cap.
+    settings.GENERATION_TIMEOUT_SECONDS = 2
+    settings.CATALOG_GENERATION_TIMEOUT_SECONDS = 60
+    root = make_root(tmp_path)
+    target = add_variant(root, "unhurried", lambda d: patch_generator(d, "    import time; time.sleep(4)\n"))
+    report = catalog_load(tasks_root=root, dataset_names=["seed42"])
+    assert not report.failures, report.lines
+    assert Instance.objects.filter(task_id="demo.unhurried").exists()
+
+    published = tmp_path / "published" / "demo"
+    published.mkdir(parents=True)
+    staging = published / ".unhurried.v2"
+    shutil.copytree(target, staging)
+    with pytest.raises(TaskProblem, match="timed out after 2 s"):
+        catalog_install(directory=staging, link=published / "unhurried", dataset_names=["seed42"])

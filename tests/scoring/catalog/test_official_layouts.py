@@ -15,8 +15,10 @@ import pytest
 from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
 
-from scoring.catalog import catalog_check, catalog_load
+from scoring.catalog import catalog_check, catalog_install, catalog_load
 from scoring.models import Instance, Task
+from tests.hostile_yaml import alias_bomb
+from tests.scoring.catalog.catalog_support import FIXTURE
 from tests.support import read_archive_members
 
 LAYOUTS = Path(__file__).parent / "official_layouts"
@@ -62,6 +64,8 @@ def test_catalog_check_gives_every_directory_its_verdict_and_names_the_refused(d
     assert "4 directories: 3 loadable (2 definition only, 1 unscorable here), 1 refused" in out.getvalue()
     # What our proposals require and a maintainer's directory may lack: warnings, not refusals.
     assert "warning: no solution/" in out.getvalue() and "warning: no reference_specs.md" in out.getvalue()
+    assert "notes for reviewers on correct answers and common mistakes; Portal check, not in the official " \
+           "pre-submit)" in out.getvalue()
     assert "declares no INPUT_SPEC/OUTPUT_SPEC" in out.getvalue()
     assert not Task.objects.exists()
 
@@ -100,6 +104,31 @@ def test_catalog_load_generates_a_legacy_task_and_keeps_formal_ones_as_definitio
     assert f"holds {instance.params['n_points']} noisy samples" in prompt and "{{" not in prompt
     meta = json.loads(members[f"{top}/instance_meta.json"])
     assert meta["generation_time_seconds"] > 0 and meta["params_used"] == instance.params
+    # ...and a timing nested in a reference JSON (seed31415 publishes its references).
+    diagnostics = json.loads(members[f"{top}/reference/fit_diagnostics.json"])
+    assert diagnostics["solver"]["generation_seconds"] > 0
+
+
+def test_a_task_eval_that_reuses_a_config_through_a_yaml_anchor_loads(db, tmp_path):
+    # As the official euclidean_tsp_tour_optimization and max3sat_assignment_optimization do (&id001).
+    name = "computer_science/shared_tour_config"
+    assert "config: &id001" in (LAYOUTS / name / "task_eval.yaml").read_text()
+    root = tree(tmp_path, name)
+    [verdict] = catalog_check(roots=[root])
+    assert not verdict.problem and verdict.source is not None and verdict.source.definition_only
+    assert not catalog_load(tasks_root=root).failures
+    evaluation = Task.objects.get(id="computer_science.shared_tour_config").public_eval["evaluation"]
+    gate, score = evaluation["gates"][1]["config"], evaluation["scoring"][0]["config"]
+    assert gate == score and gate["best_length_file"] == "best_length_ref.json"
+
+
+def test_a_task_eval_whose_anchors_expand_like_a_bomb_is_refused_with_the_reason(db, tmp_path):
+    root = tree(tmp_path, "computer_science/shared_tour_config")
+    path = root / "computer_science" / "shared_tour_config" / "task_eval.yaml"
+    path.write_text(path.read_text() + alias_bomb(5))
+    [verdict] = catalog_check(roots=[root])
+    assert verdict.problem.startswith("task_eval.yaml: cannot parse YAML: YAML anchors and aliases (&name / *name) "
+                                      "are refused when they expand the document by more than 10000 nodes")
 
 
 def test_catalog_load_names_every_directory_it_could_not_load_and_fails(db, tmp_path):
@@ -117,13 +146,28 @@ def test_catalog_load_names_every_directory_it_could_not_load_and_fails(db, tmp_
     assert list(Task.objects.values_list("id", flat=True)) == ["chemistry.rate_table"]
 
 
-def test_a_generator_that_differs_beyond_its_timings_is_refused(db, tmp_path):
+@pytest.mark.parametrize(("old", "new", "differing"), [
+    ('"params_used": p,', '"params_used": p, "nonce": time.perf_counter_ns(),', "instance_meta.json"),
+    ('"noise_sigma": 0.02,', '"noise_sigma": 0.02, "nonce": time.perf_counter_ns(),', "reference/fit_diagnostics.json"),
+])
+def test_a_generator_that_differs_beyond_its_timings_is_refused(db, tmp_path, old, new, differing):
     root = tree(tmp_path, LEGACY)
-    edit(root / LEGACY / "generate_gt.py", '"params_used": p,', '"params_used": p, "nonce": time.perf_counter_ns(),')
+    edit(root / LEGACY / "generate_gt.py", old, new)
     report = catalog_load(tasks_root=root, dataset_names=["seed42"])
     assert [(line.outcome, line.detail) for line in report.failures] == [
-        ("failed", "generator is not deterministic: instance_meta.json differ between runs")]
+        ("failed", f"generator is not deterministic: {differing} differ between runs")]
     assert not Task.objects.exists()
+
+
+def test_references_that_differ_between_seeds_only_in_a_timing_are_refused(db, tmp_path):
+    root = tree(tmp_path, LEGACY)
+    edit(root / LEGACY / "generate_gt.py", "    p = {**DEFAULT_PARAMS, **params}\n",
+         "    p = {**DEFAULT_PARAMS, **params}\n    p.update(n_points=40, damping=0.1, seed=0)\n")
+    report = catalog_load(tasks_root=root)
+    details = {line.detail for line in report.failures}
+    assert details == {"the seed42 and seed31415 references are byte-identical, so the public seed31415 references "
+                       "would reveal the private seed42 ones; make the generator depend on the seed"}
+    assert not Instance.objects.exists()
 
 
 @pytest.mark.parametrize(("requirement", "named"), [
@@ -176,3 +220,18 @@ def test_a_loaded_tasks_warnings_and_unscorable_reason_show_on_its_admin_page(db
     assert "runtime not available here (never generated, so not needed): cvxpy&gt;=1.4" in page.content.decode()
     listing = client.get("/admin/scoring/task/").content.decode()
     assert "ai4sci_bench.runner.submission_sandbox" in listing and "definition only: not generated" in listing
+
+
+def test_a_proposal_is_published_without_solution_or_reference_specs_with_the_advice_kept(db, tmp_path):
+    # The official pre-submit asks for neither; publishing keeps them as the task's warnings.
+    published = tmp_path / "published" / "demo"
+    staging = published / ".tiny_sum.v2"
+    shutil.copytree(FIXTURE, staging, ignore=shutil.ignore_patterns("__pycache__", "solution", "reference_specs.md"))
+    task = catalog_install(directory=staging, link=published / "tiny_sum", dataset_names=["seed42"])
+    assert task.instances.count() == 1
+    assert [w for w in task.load_warnings if w.startswith(("no solution/", "no reference_specs.md"))] == [
+        "no solution/ (a reference solver, so the task can be checked end to end; Portal check, not in the "
+        "official pre-submit)",
+        "no reference_specs.md (notes for reviewers on correct answers and common mistakes; Portal check, not in "
+        "the official pre-submit)",
+    ]

@@ -23,7 +23,7 @@ from tests.support import (
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-FAST_REDELIVERY = {"CELERY_VISIBILITY_TIMEOUT": "8"}
+FAST_REDELIVERY = {"CELERY_VISIBILITY_TIMEOUT": "8", "CELERY_UNACKED_RESTORE_INTERVAL": "2"}
 
 
 @pytest.fixture(autouse=True)

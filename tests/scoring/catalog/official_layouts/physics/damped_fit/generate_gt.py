@@ -1,4 +1,5 @@
-"""Fixture generator in the official style: argparse entry, a plot, a rendered prompt, timings."""
+"""Fixture generator in the official style: argparse entry, a plot, a rendered prompt, timings (in
+instance_meta.json and nested in a reference JSON)."""
 
 import argparse
 import json
@@ -36,13 +37,16 @@ def generate(output_dir: Path, params: dict) -> dict:
     plt.close(fig)
     np.save(ref / "curve_ref.npy", clean)
     (ref / "params_ref.csv").write_text(f"name,value\ndamping,{damping}\nfrequency,{frequency}\n", encoding="utf-8")
+    # As official generators do, a diagnostics file beside the references records its own timing.
+    diagnostics = {"samples": n, "solver": {"noise_sigma": 0.02, "generation_seconds": time.perf_counter() - start}}
+    (ref / "fit_diagnostics.json").write_text(json.dumps(diagnostics, indent=2), encoding="utf-8")
 
     template = (Path(__file__).parent / "prompt_b1.md").read_text(encoding="utf-8")
     (output_dir / "prompt_b1.md").write_text(template.replace("{{ n_points }}", str(n)), encoding="utf-8")
     meta = {
         "params_used": p,
         "input_files": ["data/signal.csv", "data/preview.png"],
-        "reference_files": ["reference/curve_ref.npy", "reference/params_ref.csv"],
+        "reference_files": ["reference/curve_ref.npy", "reference/params_ref.csv", "reference/fit_diagnostics.json"],
         # What official generators record, and what differs on every run.
         "generation_time_seconds": time.perf_counter() - start,
     }

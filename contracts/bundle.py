@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scoring.engine.digests import sha256_file
+from contracts.digests import sha256_file
 
 SUBMISSION_SCHEMA_VERSION = 1
 FRAMEWORK_VERSION = "0.2.0"

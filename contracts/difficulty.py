@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from contracts import PROMPT_LEVELS
+
 DIFFICULTY_THRESHOLD = 40.0
 """The acceptance ceiling: a gated level passes iff its mean is strictly below this."""
 THRESHOLD_RANGE = (1.0, 40.0)
 GATED_LEVELS = ("b3", "b4")
-PROMPT_LEVELS = ("b1", "b2", "b3", "b4")
 
 
 def threshold_problem(value: float) -> str | None:

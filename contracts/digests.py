@@ -4,7 +4,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 _CHUNK = 1 << 20
 
@@ -69,31 +69,46 @@ def instance_dir_input_digest(instance_dir: Path) -> str:
 
 # The determinism rule, shared by `asibench validate --pre-submit` and the catalog: two runs of a
 # generator with the same parameters must write the same bytes in every file (data/, reference/,
-# rendered prompts, anything else), except instance_meta.json, which must agree once these
-# top-level bookkeeping keys are left out: official generators record how long they took there.
-VOLATILE_INSTANCE_META_KEYS = frozenset({
-    "generation_time_seconds", "generation_time", "elapsed_seconds", "wall_time_seconds",
-    "generated_at", "timestamp", "hostname",
+# rendered prompts, anything else), except the JSON files that carry bookkeeping: instance_meta.json
+# and the .json files under reference/ must agree once these keys are left out, at any depth of
+# their objects. Official generators record how long they took there (`generation_time_seconds` in
+# instance_meta.json, `generation_seconds` in a reference diagnostics file).
+VOLATILE_TIMING_KEYS = frozenset({
+    "generation_time_seconds", "generation_seconds", "generation_time", "elapsed_seconds",
+    "wall_time_seconds", "generated_at", "timestamp", "hostname",
 })
 INSTANCE_META = "instance_meta.json"
 
 
-def instance_meta_digest(path: Path) -> str:
-    """sha256 of instance_meta.json without its volatile keys (of its bytes when it is not a JSON object)."""
+def has_volatile_keys(relative_path: str) -> bool:
+    """Whether the determinism rule compares this file of an instance without its volatile keys."""
+    parts = relative_path.split("/")
+    return relative_path == INSTANCE_META or (parts[0] == "reference" and len(parts) > 1
+                                              and parts[-1].endswith(".json"))
+
+
+def _without_volatile(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_volatile(v) for k, v in value.items() if k not in VOLATILE_TIMING_KEYS}
+    if isinstance(value, list):
+        return [_without_volatile(v) for v in value]
+    return value
+
+
+def stable_json_digest(path: Path) -> str:
+    """sha256 of a JSON file without its volatile keys at any depth (of its bytes when it is not JSON)."""
     raw = Path(path).read_bytes()
     try:
-        meta = json.loads(raw)
-    except ValueError:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
         return sha256_bytes(raw)
-    if not isinstance(meta, dict):
-        return sha256_bytes(raw)
-    stable = {k: v for k, v in meta.items() if k not in VOLATILE_INSTANCE_META_KEYS}
-    return sha256_bytes(json.dumps(stable, sort_keys=True).encode())
+    return sha256_bytes(json.dumps(_without_volatile(data), sort_keys=True).encode())
 
 
 def determinism_hashes(root: Path, skip: Callable[[Path], bool] = lambda _: False) -> dict[str, str]:
     """tree_hashes of a generated instance under the determinism rule above."""
     hashes = tree_hashes(root, skip)
-    if INSTANCE_META in hashes:
-        hashes[INSTANCE_META] = instance_meta_digest(Path(root) / INSTANCE_META)
+    for relative in hashes:
+        if has_volatile_keys(relative):
+            hashes[relative] = stable_json_digest(Path(root) / relative)
     return hashes
