@@ -15,6 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from contracts.sandbox_policy import POLICIES, default_modes
+from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
@@ -492,8 +493,6 @@ SCORING_RETRY_BACKOFF_SECONDS = env_int("ASIBENCH_SCORING_RETRY_BACKOFF", 5, min
 # unset, each provider's public endpoint with its usual key (OPENAI_API_KEY, ANTHROPIC_API_KEY,
 # GEMINI_API_KEY/GOOGLE_API_KEY, OPENROUTER_API_KEY). Checked here so a bad value stops the start.
 def _judge_endpoint_checked() -> tuple[str, str, str]:
-    from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
-
     try:
         endpoint = JudgeEndpoint.from_environment(os.environ)
     except JudgeConfigurationError as exc:

@@ -8,6 +8,7 @@ from contracts import PROMPT_LEVELS as LEVELS
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.models import CONFIGURATION_FIELDS, Submission
+from scoring.judge_services import judge_waiting
 from scoring.models import InstanceScore
 from scoring.selectors import scoring_run_latest
 
@@ -128,8 +129,6 @@ def submission_progress(submission: Submission, *, exact: bool) -> dict[str, Any
 def _judges_waiting(scoring_run_id: int, *, with_error: bool) -> dict[str, Any] | None:
     """Results waiting for a judge model that did not answer: how many and when it is tried next
     (maintainers also see the endpoint's last error, which may name the endpoint)."""
-    from scoring.judge_services import judge_waiting
-
     waiting = judge_waiting(scoring_run_id=scoring_run_id)
     if waiting is not None and not with_error:
         waiting = {k: v for k, v in waiting.items() if k != "last_error"}

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES, requests_expanded
+from scoring.sandbox import get_backend
 from scoring.sandbox.outputs import UnsafeOutput, read_output_file
 
+from .agent import agent_cli, run_agent_judge
 from .client import JudgeClient, JudgeUnavailable, SdkJudgeClient
 from .endpoint import PROVIDER_KEY_ENVS, JudgeConfigurationError, JudgeEndpoint
 
@@ -58,10 +60,6 @@ def _reader(pred_dir: Path, ref_dir: Path) -> Callable[[dict[str, Any]], bytes]:
 
 
 def _agent_reply(request: dict[str, Any], pred_dir: Path, ref_dir: Path, environ: Mapping[str, str]) -> dict[str, Any]:
-    from scoring.sandbox import get_backend
-
-    from .agent import agent_cli, run_agent_judge
-
     def setting(name: str, default: str) -> str:
         return (environ.get(f"ASIBENCH_AGENT_JUDGE_{name}") or "").strip() or default
 
