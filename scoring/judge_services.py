@@ -266,8 +266,10 @@ def judge_calls_answer(*, run: ScoringRun, staged: dict[int, tuple[Path, Path]],
                 pred, ref = staged[call.entry_id]
                 running[pool.submit(client.complete, call.request, _image_reader(pred, ref))] = (call, reserved)
             if not running:
-                if time.monotonic() > deadline:
-                    break  # the cap stayed full: the sweep sends these again
+                chat = list(JudgeCall.objects.filter(id__in=chat, status=JudgeCall.Status.PENDING)
+                            .values_list("id", flat=True))
+                if not chat or time.monotonic() > deadline:
+                    break  # another worker took them, or the cap stayed full (the sweep sends them again)
                 time.sleep(CLAIM_POLL_SECONDS)
                 continue
             done, _ = wait(list(running), timeout=CLAIM_POLL_SECONDS * 5, return_when=FIRST_COMPLETED)
