@@ -32,8 +32,10 @@ from contracts import PROMPT_LEVELS
 from contracts import difficulty as policy
 from contracts.task_files import SUBMISSION_FILE
 from scoring.engine import instance_id_for_seed, sample_params
+from scoring.engine.judge_models import has_judges, judge_config_problems
 from scoring.engine.safe_yaml import untrusted_yaml_load
 from scoring.engine.taskdef import mapping_at
+from scoring.judging.local import endpoint_status
 
 
 class DifficultyAborted(CliError):
@@ -137,6 +139,18 @@ def _final(result: dict[str, Any]) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
+def judges_check(evaluation: dict[str, Any], environ: Mapping[str, str]) -> None:
+    """A task with model judges needs usable judge entries and an endpoint, or the check aborts before the
+    agent runs: judged points scored without a judge would make B3/B4 look harder than they are."""
+    problems = judge_config_problems(evaluation)
+    if problems:
+        raise DifficultyAborted("the task's judge scorers cannot be used: " + "; ".join(problems))
+    if has_judges(evaluation):
+        endpoint, why = endpoint_status(environ)
+        if endpoint is None:
+            raise DifficultyAborted(f"the task has model judges and {why}")
+
+
 def run_check(options: CheckOptions, *, host_env: Mapping[str, str], repo_root: Path,
               on_start: Callable[[WorkItem], None] | None = None,
               on_done: Callable[[Outcome], None] | None = None,
@@ -148,6 +162,7 @@ def run_check(options: CheckOptions, *, host_env: Mapping[str, str], repo_root: 
         raise DifficultyAborted(f"Task {options.task_id} not found in {options.tasks_dir} "
                                 "(expected <tasks-dir>/<domain>/<name>/task_meta.yaml with that id)")
     task_dir = Path(task["_task_dir"]).resolve()
+    judges_check(mapping_at(task, "evaluation"), host_env)
     with tempfile.TemporaryDirectory(prefix="asibench_difficulty_") as tmp:
         work = Path(tmp)
         started = time.monotonic()

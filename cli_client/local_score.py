@@ -21,10 +21,13 @@ from cli_client.errors import CliError
 from cli_client.runner import find_catalog_task
 from scoring.engine import StagingError, build_local_report, stage_prediction_dir
 from scoring.engine.cli import read_result_line, score_argv
+from scoring.judging.endpoint import PROVIDER_KEY_ENVS
+from scoring.judging.local import score_with_judges
 
 PUBLIC_REPO = "seed31415"
 DEFAULT_REPORT = "local_score_seed31415.json"
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+JUDGE_KEY_ENVS = tuple(name for names in PROVIDER_KEY_ENVS.values() for name in names)
 
 
 @dataclass(frozen=True)
@@ -130,7 +133,38 @@ def invalid(kind: str, message: str) -> dict[str, Any]:
             "hard_gates_passed": False, "soft_gate_failures": 0, "gate_results": [], "score_results": []}
 
 
+def engine_env() -> dict[str, str]:
+    """The engine subprocess's environment: ours, minus every judge key (task code runs in there)."""
+    secret = set(JUDGE_KEY_ENVS) | {os.environ.get("ASIBENCH_JUDGE_API_KEY_ENV") or ""}
+    env = {k: v for k, v in os.environ.items() if k not in secret}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
+    return env
+
+
+def run_engine(tmp: Path, argv_for: Callable[[Path | None], list[str]], timeout: float,
+               book: dict[str, Any] | None) -> dict[str, Any]:
+    """One engine subprocess (with the judge replies `book`, if any): its checked result, or why there is none."""
+    book_file = None
+    if book is not None:
+        book_file = tmp / f"judge-book-{len(list(tmp.glob('judge-book-*')))}.json"
+        book_file.write_text(json.dumps(book), encoding="utf-8")
+    try:
+        done = subprocess.run(argv_for(book_file), capture_output=True, text=True, timeout=timeout, cwd=tmp,
+                              env=engine_env(), check=False)
+    except subprocess.TimeoutExpired:
+        return invalid("evaluator_runtime_error", f"scorer exceeded {timeout:g} s")
+    if done.returncode != 0:
+        tail = (done.stderr or "").strip().splitlines()[-3:]
+        return invalid("evaluator_runtime_error",
+                       f"scorer process exited with {done.returncode}: {' | '.join(tail)}")
+    try:
+        return read_result_line(done.stdout)
+    except ValueError as exc:
+        return invalid("evaluator_runtime_error", str(exc))
+
+
 def score_job(job: ScoreJob, timeout: float) -> dict[str, Any]:
+    """Score one result; its judges (if the task has any) are asked at the endpoint the environment names."""
     if job.requires_data and not job.data_dir.is_dir():
         return invalid("missing_evaluator_input", f"instance data directory is missing: {job.data_dir}")
     with tempfile.TemporaryDirectory(prefix="asibench_score_") as tmp:
@@ -141,23 +175,13 @@ def score_job(job: ScoreJob, timeout: float) -> dict[str, Any]:
             return invalid("missing_evaluator_input", str(exc))
         params_file = Path(tmp) / "params.json"
         params_file.write_text(json.dumps(job.parameters), encoding="utf-8")
-        argv = score_argv([sys.executable], task_dir=job.task_dir, pred_dir=pred, ref_dir=job.reference_dir,
-                          params=f"@{params_file}", prompt_level=job.prompt_level)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT),
-                                                                         os.environ.get("PYTHONPATH")]))}
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=tmp, env=env,
-                                  check=False)
-        except subprocess.TimeoutExpired:
-            return invalid("evaluator_runtime_error", f"scorer exceeded {timeout:g} s")
-        if done.returncode != 0:
-            tail = (done.stderr or "").strip().splitlines()[-3:]
-            return invalid("evaluator_runtime_error",
-                           f"scorer process exited with {done.returncode}: {' | '.join(tail)}")
-        try:
-            return read_result_line(done.stdout)
-        except ValueError as exc:
-            return invalid("evaluator_runtime_error", str(exc))
+
+        def argv_for(book: Path | None) -> list[str]:
+            return score_argv([sys.executable], task_dir=job.task_dir, pred_dir=pred, ref_dir=job.reference_dir,
+                              params=f"@{params_file}", prompt_level=job.prompt_level, judge_book=book)
+
+        return score_with_judges(lambda book: run_engine(Path(tmp), argv_for, timeout, book),
+                                 pred_dir=pred, ref_dir=job.reference_dir)
 
 
 def score_results(results_dir: Path, instances_dir: Path, tasks_dir: Path, output: Path | None,

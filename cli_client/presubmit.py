@@ -36,14 +36,17 @@ from typing import Any
 
 import yaml
 
+from cli_client.local_score import run_engine
 from contracts import PROMPT_LEVELS
 from contracts.digests import has_volatile_keys, stable_json_digest
 from contracts.task_files import PORTAL_TASK_ID_RE
 from scoring.engine import TaskDefinitionError, load_task, sample_params, static_validate
-from scoring.engine.cli import read_result_line, score_argv
+from scoring.engine.cli import score_argv
+from scoring.engine.judge_models import JUDGE_SCORERS, judge_config_problems
 from scoring.engine.safe_yaml import untrusted_yaml_load
 from scoring.engine.static_checks import PORTAL_CHECK
 from scoring.engine.taskdef import mapping_at
+from scoring.judging.local import endpoint_status, score_with_judges
 
 SELFCHECK_SKIPPED_SCORERS = frozenset({"multimodal", "llm_judge", "agent_judge", "code_analysis"})
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -324,6 +327,65 @@ def _selfcheck_task_copy(task: dict[str, Any], evaluation: dict[str, Any], dest:
     return dest
 
 
+def _model_judge(entry: Any) -> bool:
+    return isinstance(entry, dict) and entry.get("scorer") in JUDGE_SCORERS and not (
+        entry.get("scorer") == "multimodal" and mapping_at(entry, "config").get("mode") == "pixel_sim")
+
+
+def judges_config_check(task: dict[str, Any]) -> Check | None:
+    """The task's judge entries, checked before anything runs: a model that routes, a usable rubric,
+    sane numbers (None when the task has no judge scorer)."""
+    evaluation = mapping_at(task, "evaluation")
+    entries = [e for key in ("gates", "scoring") for e in evaluation.get(key) or []
+               if isinstance(e, dict) and (e.get("scorer") in JUDGE_SCORERS or e.get("scorer") == "composite")]
+    problems = judge_config_problems(evaluation)
+    if not entries:
+        return None
+    if problems:
+        return Check("judges", False, f"{len(problems)} problem(s) with the judge scorers", problems)
+    return Check("judges", True, "every judge scorer names a model that routes and a usable rubric")
+
+
+def run_judge_selfcheck(task: dict[str, Any], instance: Path, pred: Path, params: dict[str, Any], work: Path,
+                        timeout: float, environ: Any = None) -> Check | None:
+    """The reference fed to the task's model judges, when an endpoint is configured: each judge must
+    accept it (its normalized score reaches its threshold). Without an endpoint the check says so."""
+    evaluation = mapping_at(task, "evaluation")
+    judged = [e for e in evaluation.get("scoring") or [] if _model_judge(e)]
+    if not judged:
+        return None
+    points = sum(float(e.get("weight", 1.0)) for e in judged)
+    endpoint, why = endpoint_status(environ)
+    if endpoint is None:
+        return Check("gt_selfcheck_judges", None, f"not run: {why}",
+                     [f"[info] {points:g} points of model judges ({len(judged)} scorer(s)) were not checked"])
+    task_copy = _selfcheck_task_copy(task, {**copy.deepcopy(evaluation), "scoring": copy.deepcopy(judged)},
+                                     work / "judges-task" / Path(task["_task_dir"]).name)
+    params_file = work / "judges-params.json"
+    params_file.write_text(json.dumps(params), encoding="utf-8")
+
+    def argv_for(book: Path | None) -> list[str]:
+        return score_argv([sys.executable], task_dir=task_copy, pred_dir=pred, ref_dir=instance / "reference",
+                          params=f"@{params_file}", judge_book=book)
+
+    result = score_with_judges(lambda book: run_engine(work, argv_for, timeout, book), pred_dir=pred,
+                               ref_dir=instance / "reference", environ=environ)
+    if result.get("evaluation_status") != "completed":
+        return Check("gt_selfcheck_judges", False, f"the judges could not score the reference: {result.get('error')}",
+                     [why])
+    details, ok = [why], bool(result.get("hard_gates_passed"))
+    for entry in result.get("score_results") or []:
+        info = entry.get("details") or {}
+        reasons = [r for r in info.get("reasonings") or [] if r]
+        details.append(f"{entry.get('scorer_name')}: {entry.get('score'):.4g}/{entry.get('max_score'):.4g} "
+                       f"(median {info.get('median_score')}, threshold {info.get('threshold')})"
+                       + (f" — {reasons[0][:200]}" if reasons else ""))
+        ok = ok and bool(entry.get("passed"))
+    summary = (f"the judges give the reference {float(result.get('final_score') or 0):.4g}/{points:g}"
+               + ("" if ok else "; a judge does not accept the reference (check its rubric and max_score_value)"))
+    return Check("gt_selfcheck_judges", ok, summary, details)
+
+
 def run_selfcheck(task: dict[str, Any], instance: Path, params: dict[str, Any], work: Path,
                   timeout: float) -> Check:
     evaluation = mapping_at(task, "evaluation")
@@ -337,20 +399,17 @@ def run_selfcheck(task: dict[str, Any], instance: Path, params: dict[str, Any], 
     task_copy = _selfcheck_task_copy(task, stripped, work / "task" / Path(task["_task_dir"]).name)
     params_file = work / "params.json"
     params_file.write_text(json.dumps(params), encoding="utf-8")
-    argv = score_argv([sys.executable], task_dir=task_copy, pred_dir=pred, ref_dir=instance / "reference",
-                      params=f"@{params_file}")
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=work,
-                              env=_subprocess_env(), check=False)
-    except subprocess.TimeoutExpired:
-        return Check("gt_selfcheck", False, f"scoring did not finish within {timeout:g} s", details)
-    try:
-        result = read_result_line(done.stdout)
-    except ValueError:
-        result = None
-    if done.returncode != 0 or result is None:
-        return Check("gt_selfcheck", False, f"scorer process failed ({done.returncode})",
-                     [*details, _tail(done.stderr)])
+
+    def argv_for(book: Path | None) -> list[str]:
+        return score_argv([sys.executable], task_dir=task_copy, pred_dir=pred, ref_dir=instance / "reference",
+                          params=f"@{params_file}", judge_book=book)
+
+    # A custom scorer may ask a model itself: that goes to the configured endpoint, or the result says why not.
+    result = score_with_judges(lambda book: run_engine(work, argv_for, timeout, book), pred_dir=pred,
+                               ref_dir=instance / "reference")
+    if result.get("failure_kind") == "evaluator_runtime_error" and not result.get("gate_results") \
+            and not result.get("score_results"):
+        return Check("gt_selfcheck", False, f"scorer process failed: {result.get('error')}", details)
     final, maximum = result.get("final_score"), float(result.get("max_score") or 0.0)
     for gate in result.get("gate_results") or []:
         if not gate.get("passed"):
@@ -495,6 +554,9 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
     id_check, id_warnings = _task_id_check(task_dir, task)
     report.checks.append(id_check)
     report.warnings.extend(id_warnings)
+    judges = judges_config_check(task) if task is not None else None
+    if judges is not None:
+        report.checks.append(judges)
     submission = task_dir / "task_submission.yaml"
     if not submission.is_file():
         report.warnings.append("task_submission.yaml is missing (`asibench task submit` requires it)")
@@ -552,4 +614,8 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
         selfcheck_work = work / "selfcheck"
         selfcheck_work.mkdir()
         report.checks.append(run_selfcheck(task, first, used, selfcheck_work, scorer_timeout))
+        if judges is not None and judges.ok:
+            judged = run_judge_selfcheck(task, first, selfcheck_work / "pred", used, selfcheck_work, scorer_timeout)
+            if judged is not None:
+                report.checks.append(judged)
     return report

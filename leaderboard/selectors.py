@@ -25,7 +25,7 @@ from portal.submissions.selectors import (
     confirmed_attempts_of,
     inputs_mismatched,
 )
-from scoring.models import Dataset, InstanceScore, ScoringRun, Task
+from scoring.models import Dataset, InstanceScore, JudgeCall, ScoringRun, Task
 
 GENERATION_KEY = "leaderboard:generation"
 CACHE_SECONDS = 24 * 3600
@@ -36,7 +36,7 @@ ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort
 # Columns read naturally A→Z / 1→n; every other column starts with the best (highest) first.
 ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox"})
 _BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
-               "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at")
+               "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at", "provenance")
 
 
 T = TypeVar("T")
@@ -156,6 +156,7 @@ def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
             **{c: figs[c] for c in COLUMNS}, "intervals": figs["intervals"],
             "instances_scored": figs["instances_scored"], "task_count": figs["task_count"],
             "confirmed_attempts": e.confirmed_attempts,
+            "judge_scored": int((e.provenance or {}).get("judge_scored_results") or 0),
             "published_at": e.published_at, "scored_at": e.scored_at,
         })
     ranks = rank_with_ties([_interval(r, "mean") for r in rows])
@@ -285,6 +286,43 @@ def review_get(submission_id: Any) -> Submission:
     return submission
 
 
+def _judge_details(detail: Any, depth: int = 0) -> list[dict[str, Any]]:
+    """Judge verdicts in a scorer detail, also nested (a custom scorer wrapping a judge keeps its detail)."""
+    if not isinstance(detail, dict) or depth > 6:
+        return []
+    if isinstance(detail.get("individual_scores"), list) and isinstance(detail.get("raw_responses"), list):
+        return [detail]
+    found = []
+    for value in detail.values():
+        for item in value if isinstance(value, list) else [value]:
+            found += _judge_details(item, depth + 1)
+    return found
+
+
+def judge_verdicts(scores: list[InstanceScore]) -> list[dict[str, Any]]:
+    """Each judge-scored detail of these scores: the judges' scores, reasonings and raw replies, the
+    median and the points, and what the calls cost (maintainers only: replies quote the reference)."""
+    rows = []
+    for score in scores:
+        result = score.result or {}
+        if not result.get("judged"):
+            continue
+        reused = sum(1 for c in result.get("judge_calls") or [] if c.get("reused_from_scoring"))
+        for entry in (result.get("gate_results") or []) + (result.get("score_results") or []):
+            for detail in _judge_details(entry.get("details")):
+                reasonings = detail.get("reasonings") or []
+                judges = [{"score": s, "reasoning": reasonings[i] if i < len(reasonings) else "",
+                           "raw": (detail.get("raw_responses") or [""] * (i + 1))[i]}
+                          for i, s in enumerate(detail["individual_scores"])]
+                rows.append({"base_name": score.entry.base_name, "scorer": entry.get("scorer_name"),
+                             "points": entry.get("score"), "max": entry.get("max_score"),
+                             "model": detail.get("model"), "median": detail.get("median_score"),
+                             "normalized": detail.get("normalized_score"), "judges": judges,
+                             "cost": detail.get("judge_cost") or {}, "truncated": detail.get("truncated_inputs") or [],
+                             "reused_calls": reused})
+    return rows
+
+
 def review_detail(submission: Submission) -> dict[str, Any]:
     scorings = list(ScoringRun.objects.filter(submission=submission).order_by("-number"))
     current = scorings[0] if scorings else None
@@ -310,6 +348,10 @@ def review_detail(submission: Submission) -> dict[str, Any]:
         "inputs_mismatched": inputs_mismatched(submission.report or {}),
         "conformance": submission.conformance or [],
         "evidence": agent_evidence_summary(submission),
+        "judges": judge_verdicts(scores),
+        "judge_problems": list(JudgeCall.objects.filter(scoring_run=current).exclude(
+            status=JudgeCall.Status.ANSWERED).select_related("entry").order_by("entry__base_name", "key", "index"))
+        if current else [],
     }
 
 

@@ -144,7 +144,17 @@ def provenance_summary(submission: Submission, scoring: ScoringRun) -> dict[str,
         "scoring_sandboxes": sorted(backends), "task_revisions": dict(sorted(revisions.items())),
         "incomplete_results": len(submission.incomplete_instances or []),
         "bundle_integrity_ok": submission.integrity_ok,
+        **judged_summary(scoring),
     }
+
+
+def judged_summary(scoring: ScoringRun) -> dict[str, Any]:
+    """How many results of the scoring rest on model judges, and which models: the board marks them."""
+    judged = InstanceScore.objects.filter(scoring_run=scoring, result__judged=True)
+    models = sorted({str(c.get("resolved_model") or c.get("model"))
+                     for calls in judged.values_list("result__judge_calls", flat=True) for c in calls or []
+                     if isinstance(c, dict)})
+    return {"judge_scored_results": judged.count(), "judge_models": models[:10]}
 
 
 def _refresh_current(configuration: dict[str, Any]) -> None:
@@ -269,8 +279,9 @@ def review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
     return review
 
 
-def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Submission:
+def review_rescore(*, submission_id: Any, actor: User, reason: str = "", rejudge: bool = False) -> Submission:
     """Queue a new scoring; earlier scorings stay. A published run keeps its board row until republished.
+    Judge scorers replay the replies recorded earlier unless `rejudge` asks the models again.
 
     A run stuck in scoring is re-queued: its open scoring is closed as failed with the reason. (A queued
     run's lost message is sent again by the reaper.)
@@ -287,7 +298,7 @@ def review_rescore(*, submission_id: Any, actor: User, reason: str = "") -> Subm
             raise Conflict(f"Only scored, failed or scoring runs can be rescored; this run is {submission.status}.",
                            code="not_scored")
         else:
-            submission = submission_rescore(submission_id=str(submission.id), requested_by=actor)
+            submission = submission_rescore(submission_id=str(submission.id), requested_by=actor, rejudge=rejudge)
         if not LeaderboardEntry.objects.filter(submission=submission).exists():
             _decide(submission, actor, RunReview.State.RESCORING, reason="")
         _log(submission, actor, ReviewAction.Kind.RESCORE, reason=(reason or "").strip(),

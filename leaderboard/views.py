@@ -183,7 +183,8 @@ def review_reject(request: HttpRequest, submission_id: str) -> HttpResponse:
 @require_POST
 def review_rescore(request: HttpRequest, submission_id: str) -> HttpResponse:
     return _act(request, submission_id, services.review_rescore,
-                "Rescore queued; the earlier scoring is kept for comparison.", reason=request.POST.get("reason", ""))
+                "Rescore queued; the earlier scoring is kept for comparison.", reason=request.POST.get("reason", ""),
+                rejudge=request.POST.get("rejudge") == "1")
 
 
 @maintainer_only

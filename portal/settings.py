@@ -6,6 +6,7 @@ SQLite, kombu's filesystem broker and local files, all under ``ASIBENCH_VAR_DIR`
 SMTP) switch on by their variable and only then require the rest.
 """
 
+import json
 import os
 import secrets
 from pathlib import Path
@@ -14,6 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from contracts.sandbox_policy import POLICIES, default_modes
+from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
@@ -472,6 +474,8 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-leftover-temp-files": {"task": "portal.tasks.sweep_leftovers", "schedule": 3600.0},
     "reap-stuck-scoring": {"task": "portal.submissions.tasks.reap_stuck_runs",
                            "schedule": float(SCORING_REAPER_INTERVAL)},
+    "resend-waiting-judges": {"task": "portal.submissions.tasks.resend_waiting_judges",
+                              "schedule": float(SCORING_REAPER_INTERVAL)},
 }
 
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
@@ -494,5 +498,47 @@ PROPOSAL_VALIDATIONS_PER_DAY = env_int("ASIBENCH_PROPOSAL_VALIDATIONS_PER_DAY", 
 # Storage, sandbox or database trouble is retried with exponential backoff, then the run fails.
 SCORING_INFRA_RETRIES = env_int("ASIBENCH_SCORING_RETRIES", 5)
 SCORING_RETRY_BACKOFF_SECONDS = env_int("ASIBENCH_SCORING_RETRY_BACKOFF", 5, minimum=1)
+# Model judges (llm_judge, multimodal vlm_judge, agent_judge) are asked by the worker, outside the
+# scoring sandbox (scoring.judge_services). The endpoint is the official client's setting:
+# ASIBENCH_JUDGE_API_BASE + ASIBENCH_JUDGE_API_PROTOCOL (native|openai) + ASIBENCH_JUDGE_API_KEY_ENV,
+# the *name* of the variable holding the key (read when a call is made, never kept in settings);
+# unset, each provider's public endpoint with its usual key (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+# GEMINI_API_KEY/GOOGLE_API_KEY, OPENROUTER_API_KEY). Checked here so a bad value stops the start.
+def _judge_endpoint_checked() -> tuple[str, str, str]:
+    try:
+        endpoint = JudgeEndpoint.from_environment(os.environ)
+    except JudgeConfigurationError as exc:
+        raise ImproperlyConfigured(f"judge endpoint: {exc}") from None
+    return endpoint.api_base or "", endpoint.api_key_env or "", endpoint.api_protocol or ""
+
+
+JUDGE_API_BASE, JUDGE_API_KEY_ENV, JUDGE_API_PROTOCOL = _judge_endpoint_checked()
+# Calls in flight across every worker; the timeout of one attempt (three per round); a result whose
+# judges stay unreachable is retried JUDGE_MAX_ROUNDS times, JUDGE_RETRY_SECONDS apart and doubling
+# (the run page says "waiting for evaluator" meanwhile), then fails with the reason.
+JUDGE_MAX_IN_FLIGHT = env_int("ASIBENCH_JUDGE_MAX_IN_FLIGHT", 8, minimum=1)
+JUDGE_TIMEOUT_SECONDS = env_int("ASIBENCH_JUDGE_TIMEOUT", 120, minimum=1)
+JUDGE_RETRY_SECONDS = env_int("ASIBENCH_JUDGE_RETRY_SECONDS", 60, minimum=1)
+JUDGE_MAX_ROUNDS = env_int("ASIBENCH_JUDGE_MAX_ROUNDS", 5, minimum=1)
+# Token budgets (prompt + completion): a scoring run's, and all runs' together per UTC day. Past the
+# run's, its remaining judge calls fail with that reason; past the day's, calls wait for the next round.
+JUDGE_RUN_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_RUN_TOKENS", 2_000_000, minimum=1)
+JUDGE_DAILY_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_DAILY_TOKENS", 20_000_000, minimum=1)
+# What one agent-judge run is counted as against the budgets (the CLIs report no token counts).
+JUDGE_AGENT_TOKEN_ESTIMATE = env_int("ASIBENCH_JUDGE_AGENT_TOKENS", 50_000, minimum=1)
+# USD per million tokens by model, for the recorded cost: {"openai/gpt-5.5": [input, output], ...}.
+try:
+    JUDGE_PRICES = json.loads(env_str("ASIBENCH_JUDGE_PRICES") or "{}")
+except ValueError as exc:
+    raise ImproperlyConfigured(f"ASIBENCH_JUDGE_PRICES must be a JSON object: {exc}") from None
+if not isinstance(JUDGE_PRICES, dict):
+    raise ImproperlyConfigured("ASIBENCH_JUDGE_PRICES must be a JSON object of model: [input, output]")
+# agent_judge drives the codex / claude CLI (found on AGENT_JUDGE_PATH) in a bubblewrap sandbox whose
+# only way out is a proxy to its own endpoint, with only its own key (README, "Model judges").
+AGENT_JUDGE_PATH = env_str("ASIBENCH_AGENT_JUDGE_PATH") or "/usr/local/bin:/usr/bin:/bin"
+AGENT_JUDGE_CODEX_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CODEX_BASE_URL", "https://api.openai.com/v1")
+AGENT_JUDGE_CODEX_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CODEX_KEY_ENV", "OPENAI_API_KEY")
+AGENT_JUDGE_CLAUDE_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_BASE_URL", "https://api.anthropic.com")
+AGENT_JUDGE_CLAUDE_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_KEY_ENV", "ANTHROPIC_API_KEY")
 # Task proposal file sync (client contract §4.3, §9.5): 100 MiB of files plus multipart overhead.
 PROPOSAL_MAX_BODY_BYTES = env_int("ASIBENCH_PROPOSAL_MAX_BODY_BYTES", 110 * 1024 * 1024, minimum=1)

@@ -97,6 +97,8 @@ class ScoringRun(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
     aggregate = models.JSONField(default=dict)  # per level, per task, per domain, overall
+    # A rescore reuses the judge replies recorded by earlier scorings of the run unless asked to re-judge.
+    rejudge = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["submission", "-number"]
@@ -128,3 +130,55 @@ class InstanceScore(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["scoring_run", "entry"], name="score_once_per_run_and_entry")]
+
+
+class JudgeCall(models.Model):
+    """One judge call of one result in one scoring run: the request the sandbox handed back and the
+    model's reply, or why there is none yet. Private: the request holds the rubric, the prediction
+    and the reference; only maintainers ever see it."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"  # to be asked (again: after a failure, the sweep re-sends it at next_attempt_at)
+        IN_FLIGHT = "in_flight"
+        ANSWERED = "answered"
+        FAILED = "failed"  # given up on, with the reason; the result fails with it
+
+    scoring_run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="judge_calls")
+    entry = models.ForeignKey("submissions.SubmissionEntry", on_delete=models.CASCADE, related_name="judge_calls")
+    key = models.CharField(max_length=64)  # sha256 of the request (scoring.engine.judge_calls.request_key)
+    index = models.PositiveIntegerField()  # the n-th identical request of the result (num_judges)
+    kind = models.CharField(max_length=10)  # chat | agent
+    scorer = models.CharField(max_length=120)
+    model = models.CharField(max_length=200)  # as the task configured it
+    resolved_model = models.CharField(max_length=200, blank=True)  # what the reply came from
+    request = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)  # rounds of up to three client attempts each
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    reply = models.JSONField(default=dict)  # what the engine replays: text, usage, cost (no secrets)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.FloatField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    # A rescore that reuses a recorded reply points at the call that made it.
+    reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["entry_id", "key", "index"]
+        constraints = [models.UniqueConstraint(fields=["scoring_run", "entry", "key", "index"],
+                                               name="one_judge_call_per_run_result_request")]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="judge_call_due")]
+
+
+class JudgeTokenLedger(models.Model):
+    """Judge tokens spent (and reserved for calls in flight) per scope: `run:<id>` and `day:<date>`.
+    The row `in-flight` holds no tokens: claims lock it so the cap on calls in flight is exact."""
+
+    IN_FLIGHT_LOCK = "in-flight"
+
+    scope = models.CharField(max_length=40, primary_key=True)
+    tokens = models.BigIntegerField(default=0)

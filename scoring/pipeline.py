@@ -29,6 +29,15 @@ from django.db import IntegrityError, InterfaceError, OperationalError
 from scoring.catalog import reference_extract, sandbox_backend, scratch_root, task_source_dir
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_batch_lines, read_result_line, score_argv, score_batch_argv
+from scoring.engine.judge_calls import requests_expanded
+from scoring.judge_services import (
+    judge_all_answered,
+    judge_books,
+    judge_calls_answer,
+    judge_calls_summary,
+    judge_failure,
+    judge_requests_record,
+)
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.sandbox import SandboxBackend, SandboxError, SandboxResult
 from scoring.sandbox.limits import scoring_limits
@@ -129,9 +138,10 @@ def _extract_data(instance: Instance, dest: Path) -> Path:
     return dest / instance.instance_id / "data"
 
 
-def _engine_argv(backend: SandboxBackend, task_dir: Path, pred: Path, ref: Path, params: dict, level: str) -> list[str]:
+def _engine_argv(backend: SandboxBackend, task_dir: Path, pred: Path, ref: Path, params: dict, level: str,
+                 book: Path | None = None) -> list[str]:
     return score_argv(backend.python_command(), task_dir=task_dir, pred_dir=pred, ref_dir=ref,
-                      params=json.dumps(params, sort_keys=True), prompt_level=level)
+                      params=json.dumps(params, sort_keys=True), prompt_level=level, judge_book=book)
 
 
 def _engine_batch_argv(backend: SandboxBackend, task_dir: Path, ref: Path, params: dict, jobs_file: Path) -> list[str]:
@@ -152,7 +162,10 @@ def _interpret(stdout: str) -> dict[str, Any]:
 
 
 def _outcome(result: dict[str, Any]) -> dict[str, Any]:
-    """The InstanceScore fields of a result that passed `read_result_line`'s check (finite, in range)."""
+    """The InstanceScore fields of a result that passed `read_result_line`'s check (finite, in range);
+    for a result whose judges have not answered yet, {"pending_judges": [requests]}."""
+    if result.get("evaluation_status") == "judges_pending" and isinstance(result.get("judge_requests"), list):
+        return {"pending_judges": requests_expanded(result["judge_requests"])}
     if result.get("evaluation_status") != "completed" or result.get("final_score") is None:
         kind = result.get("failure_kind") or "evaluation_invalid"
         return {**_zero(f"scoring could not complete ({kind}): {result.get('error') or ''}".strip()), "result": result}
@@ -167,7 +180,8 @@ def _outcome(result: dict[str, Any]) -> dict[str, Any]:
         "hard_gates_passed": bool(result.get("hard_gates_passed")),
         "reason": "; ".join(messages)[:2000],
         "result": {k: result.get(k) for k in ("final_score", "max_score", "hard_gates_passed", "soft_gate_failures",
-                                              "gate_results", "score_results", "engine_version")},
+                                              "gate_results", "score_results", "engine_version",
+                                              "judge_calls_used")},
     }
 
 
@@ -181,27 +195,39 @@ def _stopped_or_crashed(result: SandboxResult) -> dict[str, Any] | None:
     return None
 
 
+def _book_files(workdir: Path, books: dict[int, dict[str, Any]]) -> dict[int, Path]:
+    """Each result's recorded judge replies, in a file of this round the engine reads before any task code runs."""
+    paths: dict[int, Path] = {}
+    for key, book in books.items():
+        paths[key] = workdir / f"judge-book-{key}-{time.monotonic_ns()}.json"
+        paths[key].write_text(json.dumps(book), encoding="utf-8")
+    return paths
+
+
 def results_score_in_sandbox(
     backend: SandboxBackend, task_dir: Path, reference: Path, params: dict, workdir: Path,
-    staged: dict[int, tuple[str, Path]],
+    staged: dict[int, tuple[str, Path]], books: dict[int, dict[str, Any]] | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Outcomes of the staged results {key: (prompt level, pred dir)} of one instance: one batch
     run, then one run per result it left without a line (the batch was killed or crashed part-way).
-    `workdir` (writable inside) must hold the pred dirs."""
+    `workdir` (writable inside) must hold the pred dirs; `books` the judge replies per result."""
     mounts = [task_dir, reference.parent, *backend.runtime_mounts()]
     outcomes: dict[int, dict[str, Any]] = {}
+    book_files = _book_files(workdir, {key: book for key, book in (books or {}).items() if key in staged})
     # The staged outputs are the agent's and already bounded by intake; the scorer (the task
     # author's code) may add SCORING_SCRATCH_BYTES on top of them, no more.
     scratch_cap = disk_usage(workdir) + (1 << 20) + settings.SCORING_SCRATCH_BYTES
     if len(staged) > 1:
-        jobs = [{"job": str(key), "pred_dir": str(pred), "prompt_level": level}
+        jobs = [{"job": str(key), "pred_dir": str(pred), "prompt_level": level,
+                 **({"judge_book": str(book_files[key])} if key in book_files else {})}
                 for key, (level, pred) in staged.items()]
         jobs_file = workdir / "jobs.json"
         jobs_file.write_text(json.dumps(jobs))
         single = scoring_limits(settings)
         # Time for the whole batch scales with its size; memory and processes stay per process.
         limits = single.replace(wall_clock_seconds=single.wall_clock_seconds * len(jobs),
-                                cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap)
+                                cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap,
+                                max_output_bytes=single.max_output_bytes * len(jobs))
         result = backend.run(_engine_batch_argv(backend, task_dir, reference, params, jobs_file),
                              workdir, mounts, limits)
         lines = read_batch_lines(result.stdout_text)
@@ -217,7 +243,7 @@ def results_score_in_sandbox(
     for key, (level, pred) in staged.items():
         if key in outcomes:
             continue
-        result = backend.run(_engine_argv(backend, task_dir, pred, reference, params, level),
+        result = backend.run(_engine_argv(backend, task_dir, pred, reference, params, level, book_files.get(key)),
                              workdir, mounts, scoring_limits(settings).replace(max_scratch_bytes=scratch_cap))
         outcomes[key] = _stopped_or_crashed(result) or _interpret(result.stdout_text)
     return outcomes
@@ -229,7 +255,8 @@ def instance_results_score(
 ) -> list[InstanceScore]:
     """Score the given results of one instance (outputs in the stored bundle `archive`) into the
     scoring run, in one sandbox, each stored once; results the run already scored are skipped.
-    Returns their scores; [] when the run is no longer open or nothing is left."""
+    Returns their scores; [] when the run is no longer open or nothing is left. Results whose judges
+    have not answered yet are not stored: their calls wait, and the sweep scores them again."""
     run = ScoringRun.objects.get(id=scoring_run_id)
     if run.status != ScoringRun.Status.RUNNING:
         return []
@@ -263,12 +290,59 @@ def instance_results_score(
             except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
                 outcomes[result.entry_id] = _zero(f"outputs could not be staged: {exc}")
         if staged:
-            outcomes.update(results_score_in_sandbox(backend, task_dir, reference,
-                                                     instance.params, workdir, staged))
+            outcomes.update(_score_with_judges(run, backend, task_dir, reference, instance.params, workdir, staged,
+                                               tmp_path))
+    waiting = [entry_id for entry_id, outcome in outcomes.items() if "pending_judges" in outcome]
+    if waiting:
+        logger.info("scoring run %s: %d result(s) of %s wait for their judges", run.id, len(waiting), instance_id)
     # Shared start-up is split evenly, so per-result durations add up to the instance's.
     duration = round((time.monotonic() - started) / len(pending), 3)
+    pending = [result for result in pending if result.entry_id not in waiting]
     return [_score_store(run, instance, result.entry_id, outcomes[result.entry_id], backend, duration)
             for result in pending]
+
+
+# Rounds of sandbox → judges → sandbox per task: one for judge gates, one for the scoring entries, one
+# for a custom scorer whose judge prompt depends on an earlier reply.
+JUDGE_ROUNDS = 3
+
+
+def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path, reference: Path, params: dict,
+                       workdir: Path, staged: dict[int, tuple[str, Path]], scratch: Path) -> dict[int, dict[str, Any]]:
+    """Score in the sandbox; while results come back waiting for judges, record their requests, ask the
+    models here (outside the sandbox) and score those results again with the replies. A result whose
+    judge was given up on fails with the reason; one still waiting keeps {"pending_judges"}."""
+    outcomes: dict[int, dict[str, Any]] = {}
+    todo = dict(staged)
+    for round_number in range(JUDGE_ROUNDS + 1):
+        books = judge_books(scoring_run_id=run.id, entry_ids=todo)
+        outcomes.update(results_score_in_sandbox(backend, task_dir, reference, params, workdir, todo, books))
+        todo = {key: todo[key] for key in todo if "pending_judges" in outcomes[key]}
+        if not todo:
+            break
+        for key in todo:
+            judge_requests_record(run=run, entry_id=key, requests=outcomes[key]["pending_judges"])
+        if round_number == JUDGE_ROUNDS:
+            for key in todo:
+                outcomes[key] = _zero(f"the judges of this result still asked for more after {JUDGE_ROUNDS} rounds")
+            break
+        judge_calls_answer(run=run, staged={key: (pred, reference) for key, (_, pred) in todo.items()},
+                           scratch=scratch)
+        for key in todo:
+            failed = judge_failure(scoring_run_id=run.id, entry_id=key)
+            if failed is not None:
+                outcomes[key] = _zero(f"evaluator unavailable: the {failed.scorer} judge ({failed.model}) gave no "
+                                      f"reply after {failed.attempts} round(s): {failed.last_error}")
+        # Results whose every call has its reply are scored again now; the others wait for the sweep.
+        todo = {key: value for key, value in todo.items()
+                if "pending_judges" in outcomes[key] and judge_all_answered(scoring_run_id=run.id, entry_id=key)}
+        if not todo:
+            break
+    for key, outcome in outcomes.items():
+        if outcome.get("outcome") == InstanceScore.Outcome.SCORED and outcome["result"].get("judge_calls_used"):
+            outcome["result"]["judged"] = True
+            outcome["result"]["judge_calls"] = judge_calls_summary(scoring_run_id=run.id, entry_id=key)
+    return outcomes
 
 
 def _score_store(

@@ -75,6 +75,7 @@ def progress_response_body(request: object, submission: object, viewer: User) ->
         "queued_total": progress["queued_total"],
         "progress": {"scored": progress["scored"], "total": progress["total"]},
         "tasks": progress["tasks"],
+        "judges_waiting": _waiting_body(progress["judges_waiting"]),
         "overall_score": selectors.score_shown(submission.overall_score, exact=exact),  # type: ignore[attr-defined]
         "levels": None,
         "confirm_url": public_url(f"/submit/submissions/{submission.id}", request),  # type: ignore[arg-type, attr-defined]
@@ -84,6 +85,13 @@ def progress_response_body(request: object, submission: object, viewer: User) ->
         if summary and summary.get("aggregate"):
             body["levels"] = dict(zip(selectors.LEVELS, summary["aggregate"]["levels"], strict=True))
     return body
+
+
+def _waiting_body(waiting: dict | None) -> dict | None:
+    if not waiting:
+        return None
+    next_at = waiting.get("next_attempt_at")
+    return {**waiting, "next_attempt_at": next_at.isoformat() if next_at else None}
 
 
 class SubmissionProgressApi(APIView):

@@ -25,8 +25,10 @@ from scoring.selectors import scoring_run_latest
 logger = logging.getLogger(__name__)
 
 
-def scoring_run_start(*, submission_id: str, requested_by_id: str | None = None) -> ScoringRun | None:
-    """Claim a queued submission and open its scoring run (or resume the open one).
+def scoring_run_start(*, submission_id: str, requested_by_id: str | None = None,
+                      rejudge: bool = False) -> ScoringRun | None:
+    """Claim a queued submission and open its scoring run (or resume the open one). `rejudge`: ask
+    the judge models again instead of replaying the replies earlier scorings recorded.
 
     Returns None when there is nothing to do (already scored, withdrawn, …).
     """
@@ -41,7 +43,8 @@ def scoring_run_start(*, submission_id: str, requested_by_id: str | None = None)
             return None
         number = (submission.scoring_runs.aggregate(n=Max("number"))["n"] or 0) + 1
         requester = get_user_model().objects.filter(id=requested_by_id).first() if requested_by_id else None
-        run = ScoringRun.objects.create(submission=submission, number=number, requested_by=requester)
+        run = ScoringRun.objects.create(submission=submission, number=number, requested_by=requester,
+                                        rejudge=rejudge)
         submission.status = Submission.Status.SCORING
         submission.scoring_started_at = timezone.now()
         submission.save(update_fields=["status", "scoring_started_at"])

@@ -16,8 +16,9 @@ from scoring.pipeline import INFRASTRUCTURE_ERRORS
 
 
 @shared_task(name="scoring.score_submission", acks_late=True)
-def score_submission(submission_id: str, requested_by_id: str | None = None) -> None:
-    run = scoring_runs.scoring_run_start(submission_id=submission_id, requested_by_id=requested_by_id)
+def score_submission(submission_id: str, requested_by_id: str | None = None, rejudge: bool = False) -> None:
+    run = scoring_runs.scoring_run_start(submission_id=submission_id, requested_by_id=requested_by_id,
+                                         rejudge=rejudge)
     if run is None:
         return
     pending = scoring_runs.scoring_run_pending_instances(run)

@@ -8,6 +8,7 @@ from contracts import PROMPT_LEVELS as LEVELS
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.models import CONFIGURATION_FIELDS, Submission
+from scoring.judge_services import judge_waiting
 from scoring.models import InstanceScore
 from scoring.selectors import scoring_run_latest
 
@@ -100,6 +101,7 @@ def submission_progress(submission: Submission, *, exact: bool) -> dict[str, Any
         "scored": 0,
         "total": 0,
         "tasks": [],
+        "judges_waiting": None,
     }
     if submission.status in (Submission.Status.DRAFT, Submission.Status.WITHDRAWN, Submission.Status.EXPIRED):
         return progress
@@ -112,6 +114,8 @@ def submission_progress(submission: Submission, *, exact: bool) -> dict[str, Any
     if run is not None and submission.status != Submission.Status.QUEUED:
         for task_id, percent in InstanceScore.objects.filter(scoring_run=run).values_list("entry__task_id", "percent"):
             sums.setdefault(task_id, []).append(percent)
+        if submission.status == Submission.Status.SCORING:
+            progress["judges_waiting"] = _judges_waiting(run.id, with_error=exact)
     progress["scored"] = sum(len(v) for v in sums.values())
     progress["tasks"] = [
         {"task_id": task_id, "scored": len(sums.get(task_id, [])), "total": total,
@@ -120,6 +124,15 @@ def submission_progress(submission: Submission, *, exact: bool) -> dict[str, Any
         for task_id, total in sorted(totals.items())
     ]
     return progress
+
+
+def _judges_waiting(scoring_run_id: int, *, with_error: bool) -> dict[str, Any] | None:
+    """Results waiting for a judge model that did not answer: how many and when it is tried next
+    (maintainers also see the endpoint's last error, which may name the endpoint)."""
+    waiting = judge_waiting(scoring_run_id=scoring_run_id)
+    if waiting is not None and not with_error:
+        waiting = {k: v for k, v in waiting.items() if k != "last_error"}
+    return waiting
 
 
 def _task_percent(mean: float, *, exact: bool) -> float | int | None:

@@ -444,22 +444,25 @@ def _site_confirm_budget_check(submission: Submission) -> None:
             f"together). This draft stays; confirm it after {frees_at:%Y-%m-%d %H:%M} UTC.",
             code="site_confirm_budget",
         )
-def submission_rescore(*, submission_id: str, requested_by: User) -> Submission:
-    """Queue a new scoring run of a scored or failed run; earlier runs stay for comparison."""
+def submission_rescore(*, submission_id: str, requested_by: User, rejudge: bool = False) -> Submission:
+    """Queue a new scoring run of a scored or failed run; earlier runs stay for comparison. Its judges
+    replay the replies recorded earlier unless `rejudge`."""
     with transaction.atomic():
         updated = Submission.objects.filter(
             id=submission_id, status__in=[Submission.Status.SCORED, Submission.Status.FAILED]
         ).update(status=Submission.Status.QUEUED, status_reason="Rescore requested.")
         if updated:
-            scoring_enqueue_on_commit(submission_id=str(submission_id), requested_by_id=str(requested_by.id))
+            scoring_enqueue_on_commit(submission_id=str(submission_id), requested_by_id=str(requested_by.id),
+                                      rejudge=rejudge)
     return Submission.objects.get(id=submission_id)
 
 
-def scoring_enqueue_on_commit(*, submission_id: str, requested_by_id: str | None = None) -> None:
+def scoring_enqueue_on_commit(*, submission_id: str, requested_by_id: str | None = None,
+                              rejudge: bool = False) -> None:
     """The one way a run enters the scoring queue (confirm, rescore, the reaper): ids only, after
     commit. Records when, so the reaper can tell a message that should have been picked up by now."""
     Submission.objects.filter(id=submission_id).update(enqueued_at=timezone.now())
-    transaction.on_commit(lambda: score_submission.delay(submission_id, requested_by_id))
+    transaction.on_commit(lambda: score_submission.delay(submission_id, requested_by_id, rejudge))
 
 
 def submission_withdraw(*, user: User, submission_id: str) -> Submission:

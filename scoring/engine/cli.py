@@ -69,12 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--ref-dir", type=Path, required=True)
     score.add_argument("--params", default="{}", help="JSON object, or @file containing one")
     score.add_argument("--prompt-level", default=None, help="b1..b4")
+    score.add_argument("--judge-book", default=None,
+                       help="JSON {key: {index: reply}} of recorded judge replies, or @file (see judge_calls)")
     batch = commands.add_parser("score-batch", help="score several prediction dirs against one reference")
     batch.add_argument("--task-dir", type=Path, required=True)
     batch.add_argument("--ref-dir", type=Path, required=True)
     batch.add_argument("--params", default="{}", help="JSON object, or @file containing one")
     batch.add_argument("--jobs", required=True,
-                       help='JSON list of {"job": id, "pred_dir": path, "prompt_level": "b1".."b4"}, or @file')
+                       help='JSON list of {"job": id, "pred_dir": path, "prompt_level": "b1".."b4", '
+                            '"judge_book": path (optional)}, or @file')
     validate = commands.add_parser("validate", help="static task checks (§5.1)")
     validate.add_argument("--task-dir", type=Path, required=True)
     validate.add_argument("--scores-dir", type=Path, default=None)
@@ -84,8 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def score_argv(python: Sequence[str], *, task_dir: Path, pred_dir: Path, ref_dir: Path, params: str,
-               prompt_level: str | None = None) -> list[str]:
-    """The command line of one `score` run; `params` is a JSON object or `@file` holding one.
+               prompt_level: str | None = None, judge_book: Path | None = None) -> list[str]:
+    """The command line of one `score` run; `params` is a JSON object or `@file` holding one,
+    `judge_book` a file of recorded judge replies.
 
     The one place callers (the Portal's scoring, `asibench score`, `asibench validate`) build it.
     """
@@ -93,6 +97,8 @@ def score_argv(python: Sequence[str], *, task_dir: Path, pred_dir: Path, ref_dir
             "--ref-dir", str(ref_dir), "--params", params]
     if prompt_level:
         argv += ["--prompt-level", prompt_level]
+    if judge_book is not None:
+        argv += ["--judge-book", f"@{judge_book}"]
     return argv
 
 
@@ -235,21 +241,33 @@ def _jobs(text: str) -> list[dict[str, Any]]:
     return value
 
 
+def _judge_book(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    value = _json_arg("--judge-book", text)
+    if not isinstance(value, dict):
+        raise UsageError("--judge-book must be a JSON object")
+    return value
+
+
 def _score_batch(args: argparse.Namespace, stdout: TextIO) -> None:
     params = _params(args.params)
-    for job in _jobs(args.jobs):
+    jobs = _jobs(args.jobs)
+    books = [_judge_book(f"@{job['judge_book']}") if isinstance(job.get("judge_book"), str) else None
+             for job in jobs]
+    for job, book in zip(jobs, books, strict=True):
         # score_instance never raises for task or scorer problems; anything else is this job's
         # failure alone, and the remaining jobs still get their line.
         result = run_isolated(functools.partial(_score_quietly, args.task_dir, Path(job["pred_dir"]), args.ref_dir,
-                                                params, job.get("prompt_level")))
+                                                params, job.get("prompt_level"), book))
         _emit({**result, "job": job["job"]}, stdout)
 
 
 def _score_quietly(task_dir: Path, pred_dir: Path, ref_dir: Path, params: dict[str, Any],
-                   prompt_level: str | None) -> dict[str, Any]:
+                   prompt_level: str | None, judge_book: dict[str, Any] | None = None) -> dict[str, Any]:
     # Scorer chatter goes to stderr (in the isolated child, fd 1 is stderr already).
     with contextlib.redirect_stdout(sys.stderr):
-        return score_instance(task_dir, pred_dir, ref_dir, params, prompt_level)
+        return score_instance(task_dir, pred_dir, ref_dir, params, prompt_level, judge_book)
 
 
 def _emit(payload: dict[str, Any], stdout: TextIO) -> None:
@@ -267,8 +285,9 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None) -> int:
     try:
         if args.command == "score":
             params = _params(args.params)
+            book = _judge_book(args.judge_book)
             _emit(run_isolated(functools.partial(_score_quietly, args.task_dir, args.pred_dir, args.ref_dir, params,
-                                                 args.prompt_level)), stdout)
+                                                 args.prompt_level, book)), stdout)
         elif args.command == "score-batch":
             _score_batch(args, stdout)
         elif args.command == "validate":

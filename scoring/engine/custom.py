@@ -18,6 +18,8 @@ from .types import ScoreDetail
 
 CUSTOM_SCORER_FILE = "custom_scorer.py"
 SHIM_PACKAGE = "ai4sci_bench"
+# Also stood in for while task code runs: custom scorers call judge models through it (compat/litellm).
+SHIM_PACKAGES = (SHIM_PACKAGE, "litellm")
 _COMPAT_DIR = Path(__file__).resolve().parent / "compat"
 
 
@@ -26,7 +28,7 @@ class CustomScorerLoadError(EngineError):
 
 
 def _is_shim_module(name: str) -> bool:
-    return name == SHIM_PACKAGE or name.startswith(SHIM_PACKAGE + ".")
+    return any(name == package or name.startswith(package + ".") for package in SHIM_PACKAGES)
 
 
 def _is_under(module: Any, directory: Path) -> bool:
@@ -41,9 +43,10 @@ def _is_under(module: Any, directory: Path) -> bool:
 
 @contextlib.contextmanager
 def custom_runtime(task_dir: Path) -> Iterator[None]:
-    """Make ``ai4sci_bench`` (our shim) and the task's helper modules importable, then undo it.
+    """Make ``ai4sci_bench`` and ``litellm`` (our shims) and the task's helper modules importable,
+    then undo it.
 
-    A real installed ``ai4sci_bench`` is stashed for the duration and restored afterwards;
+    A real installed ``ai4sci_bench`` (or ``litellm``) is stashed for the duration and restored afterwards;
     helper modules imported from the task directory are dropped on exit so another task's
     helper of the same name loads fresh. Not thread-safe: it edits sys.path/sys.modules.
     """

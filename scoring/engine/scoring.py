@@ -10,6 +10,7 @@ from typing import Any
 from . import scorers as _builtin_scorers  # noqa: F401  (registers the built-in scorers)
 from .custom import CustomScorerLoadError, coerce_detail, custom_runtime, load_custom_scorers
 from .errors import EngineError, EvaluationConfigError
+from .judge_calls import JUDGE_PROTOCOL_VERSION, JudgeSession, judge_session
 from .registry import ScorerRegistry, using_registry
 from .scorers.common import internal_error_detail
 from .taskdef import load_task
@@ -91,13 +92,17 @@ def score_instance(
     ref_dir: Path,
     params: dict[str, Any] | None,
     prompt_level: str | None,
+    judge_book: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score one staged prediction directory; never raises for task or scorer problems.
 
     Returns a JSON-serialisable dict. ``evaluation_status`` is ``completed`` (a real score,
-    possibly 0) or ``evaluation_invalid`` (``final_score``/``percent`` null, ``failure_kind``
-    and ``error`` say why): an internal scorer error, an unavailable judge, a broken
-    evaluation block, or missing reference/prediction directories.
+    possibly 0), ``evaluation_invalid`` (``final_score``/``percent`` null, ``failure_kind``
+    and ``error`` say why: an internal scorer error, a broken evaluation block, or missing
+    reference/prediction directories), or ``judges_pending``: a judge needs a reply that
+    ``judge_book`` (see `judge_calls`) does not hold; ``judge_requests`` lists what to ask, and
+    the caller scores again with the replies. While a judge gate waits, the scoring entries are
+    not run, so no judge is asked about an output a gate may still reject.
     """
     started = time.monotonic()
     task_dir, pred_dir, ref_dir = Path(task_dir), Path(pred_dir), Path(ref_dir)
@@ -169,8 +174,18 @@ def score_instance(
     gate_results: list[ScoreDetail] = []
     score_results: list[ScoreDetail] = []
     hard_ok, soft_failures, raw = True, 0, 0.0
+    session = JudgeSession()
+
+    def pending() -> dict[str, Any]:
+        result.update(evaluation_status="judges_pending", final_score=None, percent=None,
+                      judge_protocol=JUDGE_PROTOCOL_VERSION, judge_requests=session.pending,
+                      gate_results=[d.to_dict() for d in gate_results],
+                      score_results=[d.to_dict() for d in score_results],
+                      scoring_seconds=round(time.monotonic() - started, 3))
+        return result
+
     try:
-        with custom_runtime(task_dir), using_registry(state.registry):
+        with custom_runtime(task_dir), using_registry(state.registry), judge_session(judge_book) as session:
             for entry, severity in zip(gates, severities, strict=True):
                 detail = state.run(entry["scorer"], state.config_for(entry, 1.0), 1.0)
                 detail.severity = severity
@@ -180,6 +195,8 @@ def score_instance(
                         hard_ok = False
                     else:
                         soft_failures += 1
+            if session.pending:
+                return pending()
             if hard_ok:
                 for entry, weight in zip(scoring, weights, strict=True):
                     detail = state.run(entry["scorer"], state.config_for(entry, weight), weight)
@@ -192,6 +209,8 @@ def score_instance(
         result["score_results"] = [d.to_dict() for d in score_results]
         return invalid(exc.failure_kind, str(exc))
 
+    if session.pending:
+        return pending()
     result.update(
         hard_gates_passed=hard_ok,
         gates_passed=hard_ok,
@@ -199,6 +218,8 @@ def score_instance(
         gate_results=[d.to_dict() for d in gate_results],
         score_results=[d.to_dict() for d in score_results],
         raw_score=raw,
+        # Which recorded judge replies this score rests on (none: no model was involved).
+        judge_calls_used=session.used,
     )
     broken = [d for d in gate_results + score_results if d.internal_error]
     if broken:

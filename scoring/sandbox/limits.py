@@ -18,6 +18,8 @@ from .runtime import python_runtime_env
 SCORING_MAX_FILE_BYTES = 256 << 20
 GENERATION_MAX_FILE_BYTES = 512 << 20
 SCORING_MAX_PROCESSES = 32
+# A result waiting for its judges carries their requests on its line (prompts of up to max_chars a file).
+SCORING_OUTPUT_CAP = 8 << 20
 
 AGENT_MEMORY_BYTES = 32 << 30  # an address-space cap: JS runtimes reserve far more than they use
 AGENT_MAX_PROCESSES = 1024
@@ -35,6 +37,7 @@ def scoring_limits(settings: Any) -> Limits:
         max_file_bytes=SCORING_MAX_FILE_BYTES,
         network=False,
         env=python_runtime_env(),
+        max_output_bytes=SCORING_OUTPUT_CAP,
     )
 
 
@@ -75,4 +78,20 @@ def agent_limits(timeout: float, *, network: bool, env: dict[str, str]) -> Limit
         network=network,
         env=env,
         max_output_bytes=AGENT_OUTPUT_CAP,
+    )
+
+
+def agent_judge_limits(timeout: float, *, env: dict[str, str], memory_bytes: int) -> Limits:
+    """An agent judge's CLI (scoring.judging.agent): the task's judge timeout, no network (its one way
+    out is the egress proxy's socket), room for a JS runtime's threads and address space."""
+    return Limits(
+        wall_clock_seconds=timeout,
+        cpu_seconds=int(timeout) * 2 + 10,
+        memory_bytes=memory_bytes,
+        max_processes=256,
+        max_file_bytes=SCORING_MAX_FILE_BYTES,
+        network=False,
+        env=env,
+        max_output_bytes=1 << 20,
+        max_scratch_bytes=1 << 30,
     )

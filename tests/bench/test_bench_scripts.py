@@ -26,3 +26,14 @@ def test_bundle_intake_prints_every_measurement_including_the_http_upload(tmp_pa
     assert re.search(r"vs verifier alone: \d+\.\d\dx best/best .* \d+\.\d\dx median of rounds", out), out
     assert "verifier peak RSS across sizes" in out
     assert list(tmp_path.iterdir()) == [], "the bench leaves no archives or Portal state behind"
+
+
+@pytest.mark.slow
+def test_judge_throughput_prints_serial_and_capped_figures():
+    run = subprocess.run([sys.executable, "bench/judge_throughput.py", "--tasks", "1", "--latency", "0.05",
+                          "--cap", "4"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "1 tasks x 4 levels x num_judges 3 = 12 judge calls; endpoint latency 50 ms" in run.stdout, run.stdout
+    assert re.search(r"serial \(cap 1\): +\d+\.\d\d s +\d+\.\d\d calls/s +\(12 answered", run.stdout), run.stdout
+    assert re.search(r"cap 4 +\d+\.\d\d s +\d+\.\d\d calls/s +\(12 answered; at most [1-4] in flight; "
+                     r"\d+\.\dx serial\)", run.stdout), run.stdout

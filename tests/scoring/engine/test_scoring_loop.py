@@ -309,7 +309,7 @@ def test_severity_is_case_insensitive_and_soft_failures_do_not_penalise(make_tas
     assert result["gate_results"][0]["severity"] == "soft"
 
 
-def test_judges_are_unavailable_not_silently_zero(make_task, dirs) -> None:
+def test_judges_without_replies_are_pending_not_silently_zero(make_task, dirs) -> None:
     pred, ref = dirs
     (pred / "report.md").write_text("analysis")
     evaluation = {
@@ -319,10 +319,10 @@ def test_judges_are_unavailable_not_silently_zero(make_task, dirs) -> None:
         ]
     }
     result = score_instance(make_task(evaluation), pred, ref, {}, "b1")
-    assert result["evaluation_status"] == "evaluation_invalid"
-    assert result["failure_kind"] == "evaluator_unavailable"
-    judge = result["score_results"][1]
-    assert judge["details"]["evaluator_status"] == "unavailable"
+    assert result["evaluation_status"] == "judges_pending"
+    assert result["final_score"] is None and result["percent"] is None
+    assert result["score_results"][1]["details"]["judge_pending"] is True
+    assert len(result["judge_requests"]) == 1
 
 
 def test_judge_with_missing_prediction_is_a_plain_zero(make_task, dirs) -> None:
@@ -330,7 +330,7 @@ def test_judge_with_missing_prediction_is_a_plain_zero(make_task, dirs) -> None:
     result = score_instance(make_task(evaluation), *dirs, {}, "b1")
     assert result["evaluation_status"] == "completed"
     assert result["final_score"] == 0.0
-    assert result["score_results"][0]["message"] == "Missing file: fig.png"
+    assert result["score_results"][0]["message"] == "Prediction image not found"
 
 
 def test_empty_reference_dir_is_missing_input(make_task, tmp_path) -> None:

@@ -1,0 +1,135 @@
+"""Judges for scoring outside the Portal (the CLI's `score`, `validate`, `difficulty-check`).
+
+The engine runs as a subprocess; while it answers `judges_pending`, the requests are put to the
+endpoint the environment configures (`endpoint.JudgeEndpoint.from_environment`) and the engine
+scores again with the replies. No endpoint, or one that does not answer, makes the result
+`evaluation_invalid` with `failure_kind: evaluator_unavailable`, as the official local scoring does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES, requests_expanded
+from scoring.sandbox import get_backend
+from scoring.sandbox.outputs import UnsafeOutput, read_output_file
+
+from .agent import agent_cli, run_agent_judge
+from .client import JudgeClient, JudgeUnavailable, SdkJudgeClient
+from .endpoint import PROVIDER_KEY_ENVS, JudgeConfigurationError, JudgeEndpoint
+
+ROUNDS = 3
+CODEX_DEFAULTS = ("https://api.openai.com/v1", "OPENAI_API_KEY")
+CLAUDE_DEFAULTS = ("https://api.anthropic.com", "ANTHROPIC_API_KEY")
+
+
+def unavailable(message: str) -> dict[str, Any]:
+    return {"evaluation_status": "evaluation_invalid", "final_score": None, "max_score": 0.0,
+            "scorer_internal_error": True, "failure_kind": "evaluator_unavailable", "error": message,
+            "hard_gates_passed": False, "soft_gate_failures": 0, "gate_results": [], "score_results": []}
+
+
+def endpoint_status(environ: Mapping[str, str] | None = None) -> tuple[JudgeEndpoint | None, str]:
+    """(the endpoint, a sentence saying which) — or (None, why none) when judges cannot be asked here."""
+    try:
+        endpoint = JudgeEndpoint.from_environment(environ if environ is not None else os.environ)
+    except JudgeConfigurationError as exc:
+        return None, f"the judge settings are invalid: {exc}"
+    if not endpoint.configured():
+        keys = ", ".join(sorted({k for names in PROVIDER_KEY_ENVS.values() for k in names}))
+        return None, ("no judge endpoint is configured (set ASIBENCH_JUDGE_API_BASE, ASIBENCH_JUDGE_API_KEY_ENV "
+                      f"and ASIBENCH_JUDGE_API_PROTOCOL, or a provider key: {keys})")
+    return endpoint, f"judges asked at {endpoint.describe()}"
+
+
+def _reader(pred_dir: Path, ref_dir: Path) -> Callable[[dict[str, Any]], bytes]:
+    def read(part: dict[str, Any]) -> bytes:
+        root = ref_dir if part.get("side") == "reference" else pred_dir
+        try:
+            return read_output_file(root, str(part.get("path")), max_bytes=JUDGE_IMAGE_MAX_BYTES)
+        except (UnsafeOutput, OSError) as exc:
+            raise JudgeUnavailable(f"the image {part.get('path')} cannot be read: {exc}") from None
+
+    return read
+
+
+def _agent_reply(request: dict[str, Any], pred_dir: Path, ref_dir: Path, environ: Mapping[str, str]) -> dict[str, Any]:
+    def setting(name: str, default: str) -> str:
+        return (environ.get(f"ASIBENCH_AGENT_JUDGE_{name}") or "").strip() or default
+
+    cli = agent_cli(str(request.get("agent")), search_path=setting("PATH", environ.get("PATH", "/usr/bin:/bin")),
+                    base_urls={"codex": setting("CODEX_BASE_URL", CODEX_DEFAULTS[0]),
+                               "claude_code": setting("CLAUDE_BASE_URL", CLAUDE_DEFAULTS[0])},
+                    key_envs={"codex": setting("CODEX_KEY_ENV", CODEX_DEFAULTS[1]),
+                              "claude_code": setting("CLAUDE_KEY_ENV", CLAUDE_DEFAULTS[1])},
+                    environ=environ)
+    scratch = Path(tempfile.mkdtemp(prefix="asibench-agent-judge-"))
+    try:
+        return run_agent_judge(request, pred_dir=pred_dir, ref_dir=ref_dir, cli=cli, backend=get_backend("bwrap"),
+                               scratch=scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def answer_requests(requests: list[dict[str, Any]], *, client: JudgeClient, pred_dir: Path, ref_dir: Path,
+                    max_in_flight: int = 4, environ: Mapping[str, str] | None = None,
+                    ) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The replies to `requests` as book entries {key: {index: reply}}, and the reasons of those that failed."""
+    environ = environ if environ is not None else os.environ
+    replies: dict[str, dict[str, Any]] = {}
+    errors: list[str] = []
+    chat = [r for r in requests if r.get("kind") != "agent"]
+    read = _reader(pred_dir, ref_dir)
+
+    def ask(request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | str]:
+        try:
+            return request, client.complete(request, read).record()
+        except JudgeUnavailable as exc:
+            return request, str(exc)
+
+    with ThreadPoolExecutor(max_workers=max(1, max_in_flight)) as pool:
+        answers = list(pool.map(ask, chat))
+    for request in requests:
+        if request.get("kind") == "agent":
+            try:
+                answers.append((request, _agent_reply(request, pred_dir, ref_dir, environ)))
+            except JudgeUnavailable as exc:
+                answers.append((request, str(exc)))
+    for request, answer in answers:
+        if isinstance(answer, str):
+            errors.append(f"{request.get('scorer')} ({request.get('model')}): {answer}")
+        else:
+            replies.setdefault(str(request["key"]), {})[str(request["index"])] = answer
+    return replies, errors
+
+
+def score_with_judges(run_engine: Callable[[dict[str, Any] | None], dict[str, Any]], *, pred_dir: Path,
+                      ref_dir: Path, client: JudgeClient | None = None, environ: Mapping[str, str] | None = None,
+                      ) -> dict[str, Any]:
+    """`run_engine(book)` until its result no longer waits for judges (at most ROUNDS rounds of asking)."""
+    book: dict[str, Any] = {"replies": {}}
+    result = run_engine(None)
+    for _ in range(ROUNDS):
+        if result.get("evaluation_status") != "judges_pending":
+            return result
+        if client is None:
+            endpoint, why = endpoint_status(environ)
+            if endpoint is None:
+                return unavailable(f"the task has judge scorers, and {why}")
+            client = SdkJudgeClient(endpoint)
+        replies, errors = answer_requests(requests_expanded(list(result.get("judge_requests") or [])), client=client,
+                                          pred_dir=pred_dir, ref_dir=ref_dir, environ=environ)
+        if errors:
+            return unavailable("judge unavailable: " + "; ".join(errors[:3]))
+        for key, by_index in replies.items():
+            book["replies"].setdefault(key, {}).update(by_index)
+        result = run_engine(book)
+    if result.get("evaluation_status") == "judges_pending":
+        return unavailable(f"the judges still asked for more after {ROUNDS} rounds")
+    return result
