@@ -216,7 +216,7 @@ class ThrowawayPortal:
             port = probe.getsockname()[1]
         self.endpoint = f"http://127.0.0.1:{port}"
         gunicorn = Path(sys.executable).with_name("gunicorn")
-        self.proc = subprocess.Popen([str(gunicorn), "portal.wsgi:application", "--bind", f"127.0.0.1:{port}",
+        self.proc = subprocess.Popen([str(gunicorn), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
                                       "--workers", "2", "--threads", "4", "--timeout", "600"],
                                      cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60

@@ -56,7 +56,7 @@ def build_requests(work: Path, tasks: int, levels: int, judges: int) -> list[lis
 
 def setup_django(database_url: str | None, var_dir: Path) -> None:
     os.environ.update({"ASIBENCH_VAR_DIR": str(var_dir), "DEBUG": "1", "LOG_LEVEL": "WARNING",
-                       "DJANGO_SETTINGS_MODULE": "portal.settings"})
+                       "DJANGO_SETTINGS_MODULE": "config.settings"})
     if database_url:
         os.environ["DATABASE_URL"] = database_url
     else:

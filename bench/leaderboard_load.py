@@ -6,7 +6,7 @@
 Seeds a dedicated PostgreSQL database (default `asibench_bench`, kept between invocations; use
 --reseed to rebuild) with published runs of 240 scored results each (60 tasks in 11 domains x
 B1-B4), built with bulk_create: submissions, entries, scoring runs, instance scores, and board
-rows made by the same snapshot function `review_publish` uses. Then serves the Portal with
+rows made by the same snapshot function `run_review_publish` uses. Then serves the Portal with
 gunicorn and drives it from a second process: a bounded Python client on loopback with N
 keep-alive connections for a fixed time per URL. Prints req/s, p50 and p99 for each URL, and the
 board-to-/healthz and JSON-to-/healthz throughput ratios (/healthz is the ceiling: the same server
@@ -210,7 +210,7 @@ def main() -> None:
     os.environ.update(env)
     ensure_database(args.database_url)
     sys.path.insert(0, str(REPO))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
     from django.core.management import call_command
 
@@ -232,7 +232,7 @@ def main() -> None:
 
     base = f"http://127.0.0.1:{args.port}"
     server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "portal.wsgi:application", "--bind", f"127.0.0.1:{args.port}",
+        [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{args.port}",
          "--workers", str(args.workers), "--threads", str(args.threads), "--log-level", "warning"],
         cwd=REPO, env=env)
     try:

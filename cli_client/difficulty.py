@@ -25,7 +25,7 @@ import yaml
 from cli_client import __version__
 from cli_client.errors import CliError, ExitStatus
 from cli_client.local_score import ScoreJob, score_job
-from cli_client.presubmit import GeneratorFailed, run_generator
+from cli_client.presubmit import GeneratorFailed, generator_run_local
 from cli_client.run_records import redact_agent_config, write_json_atomic
 from cli_client.runner import SANDBOXES, Outcome, Runner, RunOptions, WorkItem, find_catalog_task
 from contracts import PROMPT_LEVELS
@@ -107,7 +107,7 @@ def generate_instances(task: dict[str, Any], options: CheckOptions, root: Path) 
         name = instance_id_for_seed(options.task_id, options.seed)
         target = root / (name if idx == 0 else f"{name}_i{idx}")
         try:
-            run_generator(task_dir, target, params, timeout)
+            generator_run_local(task_dir, target, params, timeout)
         except GeneratorFailed as exc:
             raise DifficultyAborted(f"generating instance {target.name} failed: {exc}") from None
         for level in options.prompt_levels:

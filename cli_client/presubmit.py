@@ -114,7 +114,7 @@ def _tail(text: str, lines: int = 6) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def run_generator(task_dir: Path, output_dir: Path, params: dict[str, Any], timeout: float) -> dict[str, Any]:
+def generator_run_local(task_dir: Path, output_dir: Path, params: dict[str, Any], timeout: float) -> dict[str, Any]:
     """`python generate_gt.py --output-dir D --params JSON` (cwd = task dir); returns instance_meta.json."""
     argv = [sys.executable, str(task_dir / "generate_gt.py"), "--output-dir", str(output_dir),
             "--params", json.dumps(params)]
@@ -519,7 +519,7 @@ def official_seeds_check(task_dir: Path, task: dict[str, Any], work: Path, timeo
     for seed in OFFICIAL_SEEDS:
         out = work / f"official_seed{seed}"
         try:
-            run_generator(task_dir, out, sample_params(task, seed), timeout)
+            generator_run_local(task_dir, out, sample_params(task, seed), timeout)
         except (GeneratorFailed, TaskDefinitionError) as exc:
             return Check("official_seeds", False, f"generation for seed{seed} failed: {exc} "
                          + portal_check("the Portal generates both datasets"))
@@ -582,8 +582,8 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
         try:
             params = preflight_params(task, info.get("default_params") or {})
             first = work / "gen_a"
-            meta = run_generator(task_dir, first, params, timeout)
-            run_generator(task_dir, work / "gen_b", params, timeout)
+            meta = generator_run_local(task_dir, first, params, timeout)
+            generator_run_local(task_dir, work / "gen_b", params, timeout)
         except GeneratorFailed as exc:
             report.checks.append(Check("determinism", False, str(exc)))
             for name in ("seeds", "official_seeds", "gt_selfcheck"):
@@ -600,7 +600,7 @@ def validate_task_dir(task_dir: Path, *, generator_timeout: float | None = None,
         seed_details, seed_ok = [], True
         for seed in extra_seeds(int(params.get("seed", 42)) if str(params.get("seed", "")).isdigit() else 42):
             try:
-                run_generator(task_dir, work / f"seed_{seed}", {**params, "seed": seed}, timeout)
+                generator_run_local(task_dir, work / f"seed_{seed}", {**params, "seed": seed}, timeout)
                 seed_details.append(f"seed {seed}: ok")
             except GeneratorFailed as exc:
                 seed_ok = False

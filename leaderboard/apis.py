@@ -6,7 +6,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from leaderboard import selectors
-from leaderboard.exports import INTERVAL_METHOD, row_public
+from leaderboard.exports import interval_method, row_public
 from portal.errors import ValidationFailed
 
 DEFAULT_PAGE_SIZE = 100
@@ -50,7 +50,7 @@ class LeaderboardApi(APIView):
             "domain": query.domain,
             "sort": query.sort,
             "dir": "desc" if query.descending else "asc",
-            "interval": INTERVAL_METHOD,
+            "interval": interval_method(),
             "count": len(rows),
             "limit": limit,
             "offset": offset,

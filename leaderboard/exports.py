@@ -5,8 +5,10 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
+
 from leaderboard.figures import COLUMNS
-from leaderboard.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE
+from leaderboard.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 
 def row_public(row: dict[str, Any]) -> dict[str, Any]:
@@ -32,8 +34,10 @@ def row_public(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-INTERVAL_METHOD = {"method": "percentile bootstrap of the mean over tasks", "confidence": CONFIDENCE,
-                   "resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED}
+def interval_method() -> dict[str, Any]:
+    """How the board's intervals are computed, published with the JSON rows."""
+    return {"method": "percentile bootstrap of the mean over tasks", "confidence": settings.BOARD_INTERVAL_CONFIDENCE,
+            "resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED}
 
 CSV_HEADER = ["rank", "display_name", "dataset", "agent", "model", "effort", "sandbox",
               *[f"{c}{suffix}" for c in COLUMNS for suffix in ("", "_ci_low", "_ci_high")],

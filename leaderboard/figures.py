@@ -8,6 +8,8 @@ micro-average); "mean" is the mean of task means. Intervals resample tasks.
 
 from typing import Any
 
+from django.conf import settings
+
 from contracts import PROMPT_LEVELS as LEVELS
 from leaderboard.stats import Interval, bootstrap_ci
 
@@ -26,8 +28,9 @@ def figures(tasks: dict[str, Any], domain: str | None = None) -> dict[str, Any]:
     for level in LEVELS:
         values = [v["levels"].get(level) for v in chosen.values() if v.get("levels", {}).get(level) is not None]
         counted += len(values)
-        _put(out, level, bootstrap_ci(values))
-    _put(out, "mean", bootstrap_ci([v["mean"] for v in chosen.values() if v.get("mean") is not None]))
+        _put(out, level, bootstrap_ci(values, confidence=settings.BOARD_INTERVAL_CONFIDENCE))
+    _put(out, "mean", bootstrap_ci([v["mean"] for v in chosen.values() if v.get("mean") is not None],
+                                  confidence=settings.BOARD_INTERVAL_CONFIDENCE))
     out["instances_scored"] = counted
     return out
 

@@ -243,7 +243,7 @@ def moderation_public(event: ModerationEvent) -> dict[str, Any]:
 QUEUE_TABS = ("pending", "published", "rejected", "unpublished", "all")
 
 
-def review_queue(tab: str) -> QuerySet[Submission]:
+def run_review_queue(tab: str) -> QuerySet[Submission]:
     latest = ScoringRun.objects.filter(submission=OuterRef("pk")).order_by("-number")
     flags = (IntegrityFlag.objects.filter(submission=OuterRef("pk")).order_by().values("submission")
              .annotate(n=Count("id")).values("n"))
@@ -279,7 +279,7 @@ def queue_row(submission: Submission) -> dict[str, Any]:
     }
 
 
-def review_get(submission_id: Any) -> Submission:
+def run_review_get(submission_id: Any) -> Submission:
     submission = Submission.objects.select_related("owner", "dataset").filter(id=submission_id).first()
     if submission is None:
         raise NotFound("No such run.")
@@ -323,7 +323,7 @@ def judge_verdicts(scores: list[InstanceScore]) -> list[dict[str, Any]]:
     return rows
 
 
-def review_detail(submission: Submission) -> dict[str, Any]:
+def run_review_detail(submission: Submission) -> dict[str, Any]:
     scorings = list(ScoringRun.objects.filter(submission=submission).order_by("-number"))
     current = scorings[0] if scorings else None
     scores = (list(InstanceScore.objects.filter(scoring_run=current).select_related("entry")

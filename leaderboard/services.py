@@ -168,7 +168,7 @@ def _refresh_current(configuration: dict[str, Any]) -> None:
     same.filter(id=newest, is_current=False).update(is_current=True)
 
 
-def review_publish(*, submission_id: Any, actor: User, display_name: str, public_reason: str = "",
+def run_review_publish(*, submission_id: Any, actor: User, display_name: str, public_reason: str = "",
                    override_inputs_mismatch: bool = False) -> LeaderboardEntry:
     """Publish the run's latest complete scoring under `display_name`. Repeating it changes nothing.
 
@@ -227,7 +227,7 @@ def review_publish(*, submission_id: Any, actor: User, display_name: str, public
     return entry
 
 
-def review_unpublish(*, submission_id: Any, actor: User, reason: str) -> RunReview:
+def run_review_unpublish(*, submission_id: Any, actor: User, reason: str) -> RunReview:
     _require_maintainer(actor)
     why = (reason or "").strip()
     if not why:
@@ -253,7 +253,7 @@ def review_unpublish(*, submission_id: Any, actor: User, reason: str) -> RunRevi
 
 # --- reject / rescore --------------------------------------------------------------------------
 
-def review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
+def run_review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
     """Reject with a reason the owner reads on the run page and in an e-mail."""
     _require_maintainer(actor)
     why = (reason or "").strip()
@@ -279,7 +279,7 @@ def review_reject(*, submission_id: Any, actor: User, reason: str) -> RunReview:
     return review
 
 
-def review_rescore(*, submission_id: Any, actor: User, reason: str = "", rejudge: bool = False) -> Submission:
+def run_review_rescore(*, submission_id: Any, actor: User, reason: str = "", rejudge: bool = False) -> Submission:
     """Queue a new scoring; earlier scorings stay. A published run keeps its board row until republished.
     Judge scorers replay the replies recorded earlier unless `rejudge` asks the models again.
 
@@ -465,7 +465,7 @@ BULK_ACTIONS = ("publish", "reject", "rescore")
 MAX_BULK = 100
 
 
-def review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: str = "") -> dict[str, Any]:
+def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: str = "") -> dict[str, Any]:
     """Apply one action to several runs, each through its own service call (its own transaction, audit
     row and e-mail), so one refused run does not stop the others. Publish uses each run's suggested name
     (or the name it was published under before); reject needs the one reason, given to every owner;
@@ -492,11 +492,11 @@ def review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: 
                     raise NotFound("No such run.")
                 earlier = getattr(run, "review", None)
                 name = (earlier.display_name if earlier and earlier.display_name else suggested_display_name(run))
-                review_publish(submission_id=submission_id, actor=actor, display_name=name, public_reason=reason)
+                run_review_publish(submission_id=submission_id, actor=actor, display_name=name, public_reason=reason)
             elif action == "reject":
-                review_reject(submission_id=submission_id, actor=actor, reason=reason)
+                run_review_reject(submission_id=submission_id, actor=actor, reason=reason)
             else:
-                review_rescore(submission_id=submission_id, actor=actor, reason=reason)
+                run_review_rescore(submission_id=submission_id, actor=actor, reason=reason)
         except (PortalError, DjangoValidationError) as exc:
             refused.append((submission_id, getattr(exc, "detail", None) or str(exc), getattr(exc, "code", None)))
         else:

@@ -12,7 +12,6 @@ import numpy as np
 
 BOOTSTRAP_SEED = 20240607
 BOOTSTRAP_RESAMPLES = 2000
-CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -33,8 +32,8 @@ def resample_indices(n: int, *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int 
 def bootstrap_ci(
     values: Sequence[float],
     *,
+    confidence: float,
     resamples: int = BOOTSTRAP_RESAMPLES,
-    confidence: float = CONFIDENCE,
     seed: int = BOOTSTRAP_SEED,
 ) -> Interval | None:
     """Percentile bootstrap interval of the mean of `values` (one value per task).

@@ -134,11 +134,11 @@ def moderation(request: HttpRequest) -> HttpResponse:
 # --- review (maintainers) -----------------------------------------------------------------------
 
 @maintainer_only
-def review_queue(request: HttpRequest) -> HttpResponse:
+def run_review_queue(request: HttpRequest) -> HttpResponse:
     tab = request.GET.get("tab") or "pending"
     if tab not in selectors.QUEUE_TABS:
         tab = "pending"
-    page = Paginator(selectors.review_queue(tab), QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.run_review_queue(tab), QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "leaderboard/review_queue.html", {
         "tab": tab, "tabs": selectors.QUEUE_TABS, "page": page, "levels": LEVELS,
         "rows": [selectors.queue_row(s) for s in page.object_list],
@@ -146,12 +146,12 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 
 
 @maintainer_only
-def review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
+def run_review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
     try:
-        submission = selectors.review_get(submission_id)
+        submission = selectors.run_review_get(submission_id)
     except NotFound as exc:
         return not_found_page(request, exc)
-    context = selectors.review_detail(submission)
+    context = selectors.run_review_detail(submission)
     context["suggested_name"] = (context["review"].display_name if context["review"] and
                                  context["review"].display_name else services.suggested_display_name(submission))
     context["max_name"] = services.MAX_NAME
@@ -166,42 +166,42 @@ def _act(request: HttpRequest, submission_id: str, action: Callable[..., Any], d
 
 @maintainer_only
 @require_POST
-def review_publish(request: HttpRequest, submission_id: str) -> HttpResponse:
-    return _act(request, submission_id, services.review_publish, "Published on the leaderboard.",
+def run_review_publish(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.run_review_publish, "Published on the leaderboard.",
                 display_name=request.POST.get("display_name", ""), public_reason=request.POST.get("public_reason", ""),
                 override_inputs_mismatch=request.POST.get("override_inputs_mismatch") == "1")
 
 
 @maintainer_only
 @require_POST
-def review_reject(request: HttpRequest, submission_id: str) -> HttpResponse:
-    return _act(request, submission_id, services.review_reject, "Rejected; the owner has been told why.",
+def run_review_reject(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.run_review_reject, "Rejected; the owner has been told why.",
                 reason=request.POST.get("reason", ""))
 
 
 @maintainer_only
 @require_POST
-def review_rescore(request: HttpRequest, submission_id: str) -> HttpResponse:
-    return _act(request, submission_id, services.review_rescore,
+def run_review_rescore(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.run_review_rescore,
                 "Rescore queued; the earlier scoring is kept for comparison.", reason=request.POST.get("reason", ""),
                 rejudge=request.POST.get("rejudge") == "1")
 
 
 @maintainer_only
 @require_POST
-def review_unpublish(request: HttpRequest, submission_id: str) -> HttpResponse:
-    return _act(request, submission_id, services.review_unpublish, "Removed from the leaderboard.",
+def run_review_unpublish(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.run_review_unpublish, "Removed from the leaderboard.",
                 reason=request.POST.get("reason", ""))
 
 
 @maintainer_only
 @require_POST
-def review_bulk(request: AuthedRequest) -> HttpResponse:
+def run_review_bulk(request: AuthedRequest) -> HttpResponse:
     tab = request.POST.get("tab") or "pending"
     back = redirect(f"{reverse('review-queue')}?"
                     + urlencode({"tab": tab if tab in selectors.QUEUE_TABS else "pending"}))
     try:
-        outcome = services.review_bulk(submission_ids=request.POST.getlist("runs"), actor=request.user,
+        outcome = services.run_review_bulk(submission_ids=request.POST.getlist("runs"), actor=request.user,
                                        action=request.POST.get("action", ""), reason=request.POST.get("reason", ""))
     except PortalError as exc:
         messages.error(request, exc.detail, extra_tags=message_tag(exc.code))

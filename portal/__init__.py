@@ -1,3 +1,2 @@
-from portal.celery import app as celery_app
-
-__all__ = ["celery_app"]
+"""The Portal's web tier: accounts, submissions, the public catalog, guides and status, plus
+what every page and API shares (errors, pages, mail, Markdown, uploads)."""

@@ -4,6 +4,6 @@ from portal.housekeeping import leftovers_sweep
 
 
 @shared_task(name="portal.tasks.sweep_leftovers")
-def sweep_leftovers() -> int:
+def leftovers_sweep_task() -> int:
     """Periodic (beat): remove stale temp bundles, upload temp files and sandbox scratch dirs."""
     return len(leftovers_sweep().removed)

@@ -70,7 +70,7 @@ def proposal_list_for_owner(user: User) -> QuerySet[Proposal]:
     return Proposal.objects.filter(owner=user).order_by("-updated_at")
 
 
-def review_queue() -> QuerySet[Proposal]:
+def proposal_review_queue() -> QuerySet[Proposal]:
     """Submitted revisions waiting for a decision, oldest first; then accepted ones to publish."""
     return Proposal.objects.filter(
         status__in=[Proposal.Status.SUBMITTED, Proposal.Status.ACCEPTED]

@@ -44,7 +44,7 @@ from proposals.models import Proposal, ProposalFile, ProposalJob, ReviewEvent, R
 from proposals.notify import author_notify
 from proposals.publishing import PUBLISHABLE_STATUSES
 from proposals.revisions import FIELD_NAMES, content_hash, freeze_problems, frozen_fields
-from proposals.tasks import publish_proposal, validate_proposal
+from proposals.tasks import proposal_publish_run_task, proposal_validation_run_task
 from scoring.engine.static_checks import PORTAL_CHECK
 
 logger = logging.getLogger(__name__)
@@ -317,7 +317,7 @@ def proposal_submit(*, user: User, proposal_id: object) -> ProposalJob:
                                                  requested_by=user, snapshot=proposal.snapshot)
         except IntegrityError:  # a concurrent Submit queued one first
             return proposal.jobs.get(kind=ProposalJob.Kind.VALIDATE, status__in=ProposalJob.ACTIVE)
-        transaction.on_commit(lambda: validate_proposal.delay(job.pk))
+        transaction.on_commit(lambda: proposal_validation_run_task.delay(job.pk))
     return job
 
 
@@ -412,7 +412,7 @@ def proposal_publish(*, maintainer: User, proposal_id: object, dataset_names: li
             job = ProposalJob.objects.create(proposal=proposal, kind=ProposalJob.Kind.PUBLISH,
                                              requested_by=maintainer,
                                              options={"datasets": list(dataset_names), "status": status})
-            transaction.on_commit(lambda: publish_proposal.delay(job.pk))
+            transaction.on_commit(lambda: proposal_publish_run_task.delay(job.pk))
     except IntegrityError:
         raise Conflict("This proposal is being published already.", code="publishing") from None
     return job

@@ -6,10 +6,10 @@ from proposals import jobs
 
 
 @shared_task(name="proposals.validate_proposal", acks_late=True)
-def validate_proposal(job_id: int) -> None:
+def proposal_validation_run_task(job_id: int) -> None:
     jobs.proposal_validation_run(job_id=job_id)
 
 
 @shared_task(name="proposals.publish_proposal", acks_late=True)
-def publish_proposal(job_id: int) -> None:
+def proposal_publish_run_task(job_id: int) -> None:
     jobs.proposal_publish_run(job_id=job_id)

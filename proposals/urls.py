@@ -14,13 +14,13 @@ api_urls = [
 page_urls = [
     path("proposals", views.proposal_list, name="proposal-list"),
     path("proposals/new", views.proposal_new, name="proposal-new"),
-    path("proposals/review", views.review_queue, name="proposal-queue"),
+    path("proposals/review", views.proposal_review_queue, name="proposal-queue"),
     path("proposals/<uuid:proposal_id>", views.proposal_detail, name="proposal-detail"),
     path("proposals/<uuid:proposal_id>/edit/<str:step>", views.proposal_step, name="proposal-step"),
     path("proposals/<uuid:proposal_id>/files/delete", views.proposal_file_delete, name="proposal-file-delete"),
     path("proposals/<uuid:proposal_id>/submit", views.proposal_submit, name="proposal-submit"),
     path("proposals/<uuid:proposal_id>/comment", views.proposal_comment, name="proposal-comment"),
-    path("proposals/<uuid:proposal_id>/review", views.review_page, name="proposal-review"),
-    path("proposals/<uuid:proposal_id>/review/decide", views.review_decide, name="proposal-decide"),
-    path("proposals/<uuid:proposal_id>/review/publish", views.review_publish, name="proposal-publish"),
+    path("proposals/<uuid:proposal_id>/review", views.proposal_review_page, name="proposal-review"),
+    path("proposals/<uuid:proposal_id>/review/decide", views.proposal_review_decide, name="proposal-decide"),
+    path("proposals/<uuid:proposal_id>/review/publish", views.proposal_review_publish, name="proposal-publish"),
 ]

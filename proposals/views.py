@@ -229,13 +229,13 @@ def proposal_comment(request: AuthedRequest, proposal_id: str) -> HttpResponse:
 # ------------------------------------------------------------------ maintainers
 @login_required
 @maintainer_only
-def review_queue(request: HttpRequest) -> HttpResponse:
-    return render(request, "proposals/queue.html", {"proposals": selectors.review_queue()})
+def proposal_review_queue(request: HttpRequest) -> HttpResponse:
+    return render(request, "proposals/queue.html", {"proposals": selectors.proposal_review_queue()})
 
 
 @login_required
 @maintainer_only
-def review_page(request: AuthedRequest, proposal_id: str) -> HttpResponse:
+def proposal_review_page(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     try:
         proposal = selectors.proposal_get_for_review(user=request.user, proposal_id=proposal_id)
     except NotFound as exc:
@@ -267,7 +267,7 @@ def review_page(request: AuthedRequest, proposal_id: str) -> HttpResponse:
 @login_required
 @require_POST
 @maintainer_only
-def review_decide(request: AuthedRequest, proposal_id: str) -> HttpResponse:
+def proposal_review_decide(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     form = forms.DecisionForm(request.POST)
 
     def decide() -> object:
@@ -284,7 +284,7 @@ def review_decide(request: AuthedRequest, proposal_id: str) -> HttpResponse:
 @login_required
 @require_POST
 @maintainer_only
-def review_publish(request: AuthedRequest, proposal_id: str) -> HttpResponse:
+def proposal_review_publish(request: AuthedRequest, proposal_id: str) -> HttpResponse:
     form = forms.PublishForm(request.POST)
     try:
         if not form.is_valid():

@@ -25,10 +25,10 @@ from scoring.generation import (
     candidate_task_dirs,
     determinism_hashes,
     ensure_prompts,
+    generator_run_in_sandbox,
     public_members,
     read_params_used,
     read_task_dir,
-    run_generator,
     tree_hashes,
     write_task_info,
 )
@@ -207,14 +207,14 @@ def instance_build(
     params = sample_params(source.task, dataset.seed)
     instance_id = instance_id_for_seed(source.task_id, dataset.seed)
     limits = limits or generation_limits(settings)
-    first = run_generator(source, params, scratch / "run1", backend, limits)
-    second = run_generator(source, params, scratch / "run2", backend, limits)
+    first = generator_run_in_sandbox(source, params, scratch / "run1", backend, limits)
+    second = generator_run_in_sandbox(source, params, scratch / "run2", backend, limits)
     first_hashes, second_hashes = determinism_hashes(first), determinism_hashes(second)
     if first_hashes != second_hashes:
         differing = sorted(k for k in first_hashes.keys() | second_hashes.keys()
                            if first_hashes.get(k) != second_hashes.get(k))
         raise TaskProblem(f"generator is not deterministic: {', '.join(differing[:5])} differ between runs")
-    # `first` is a host-made copy of the generator's regular files (see run_generator).
+    # `first` is a host-made copy of the generator's regular files (see generator_run_in_sandbox).
     ensure_prompts(first, source)
     write_task_info(first, source)
     public_sha, public_bytes = build_archive(

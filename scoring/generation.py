@@ -233,7 +233,7 @@ def discover_task_dirs(tasks_root: Path) -> list[Path]:
     })
 
 
-def run_generator(
+def generator_run_in_sandbox(
     source: TaskSource, params: dict[str, Any], scratch: Path, backend: SandboxBackend, limits: Limits
 ) -> Path:
     """Run generate_gt.py in the sandbox; return a host-made copy of the instance it generated.

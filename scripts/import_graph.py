@@ -19,7 +19,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-PACKAGES = ("portal", "scoring", "leaderboard", "proposals", "cli_client", "contracts")
+PACKAGES = ("config", "portal", "catalog", "scoring", "leaderboard", "proposals", "cli_client", "contracts")
 RANK = {"top": 0, "lazy": 1, "typing": 2}
 
 

@@ -5,10 +5,10 @@ cd "$(dirname "$0")/.."
 PORT="${PORT:-8000}"
 VENV=.venv/bin
 
-"$VENV/gunicorn" portal.wsgi:application --bind "127.0.0.1:${PORT}" --workers 2 --threads 4 \
+"$VENV/gunicorn" config.wsgi:application --bind "127.0.0.1:${PORT}" --workers 2 --threads 4 \
   --timeout 300 --access-logfile - &
 web=$!
-"$VENV/celery" -A portal worker --beat --loglevel INFO --concurrency 2 -Q celery,proposals \
+"$VENV/celery" -A config worker --beat --loglevel INFO --concurrency 2 -Q celery,proposals \
   --schedule "${ASIBENCH_VAR_DIR:-var}/celerybeat-schedule" &
 worker=$!
 

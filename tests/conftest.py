@@ -105,7 +105,7 @@ def portal_server(django_db_setup: None, django_db_blocker: object) -> Iterator[
                           "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
                           "EMAIL_FILE_PATH": str(SERVER_MAIL_DIR)})
     proc = subprocess.Popen(
-        [str(VENV_BIN / "gunicorn"), "portal.wsgi:application", "--bind", f"127.0.0.1:{port}",
+        [str(VENV_BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
          "--workers", "2", "--threads", "4", "--timeout", "300"],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
     )

@@ -216,7 +216,7 @@ class Layout:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("ASIBENCH_", "CELERY_", "DATABASE_", "AI4SCI_", "DJANGO_"))}
         env.update(
-            PYTHONPATH=str(host.checkout), PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="portal.settings",
+            PYTHONPATH=str(host.checkout), PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="config.settings",
             ASIBENCH_VAR_DIR=str(host.var_dir), SECRET_KEY=SECRET, DEBUG="0",
             SECURE_SSL_REDIRECT="0",  # plain HTTP on the hosts' private bridge; TLS is the proxy's job
             ALLOWED_HOSTS=f"{self.web.addr},127.0.0.1,localhost",
@@ -325,7 +325,7 @@ class Layout:
         return self.manage(host, "shell", "-c", code)
 
     def start_web(self, wait: bool = True) -> None:
-        self.web.start("gunicorn", [str(VENV_BIN / "gunicorn"), "portal.wsgi:application", "--bind",
+        self.web.start("gunicorn", [str(VENV_BIN / "gunicorn"), "config.wsgi:application", "--bind",
                                     f"{self.web.addr}:8000", "--workers", "3", "--threads", "4", "--timeout", "120"],
                        env=self.env(self.web), cwd=self.web.checkout)
         if wait:
@@ -335,11 +335,11 @@ class Layout:
         env = self.env(host)
         log = host.log("worker")
         before = log.read_text(errors="replace").count("ready.") if log.exists() else 0
-        host.start("worker", [PYTHON, "-m", "celery", "-A", "portal", "worker", "--loglevel", "INFO",
+        host.start("worker", [PYTHON, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO",
                               "--concurrency", str(concurrency), "--hostname", f"{host.name}@{host.ns}",
                               "--without-gossip", "--without-mingle"], env=env, cwd=host.checkout)
         if beat:
-            host.start("beat", [PYTHON, "-m", "celery", "-A", "portal", "beat", "--loglevel", "INFO",
+            host.start("beat", [PYTHON, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO",
                                 "--schedule", str(host.var_dir / "celerybeat-schedule")], env=env, cwd=host.checkout)
         if wait:
             _wait(lambda: log.read_text(errors="replace").count("ready.") > before, 120, f"{host.name}'s worker")

@@ -104,7 +104,7 @@ def start_celery_worker(name: str, concurrency: int = 2, extra_env: dict[str, st
     log = open(OUTPUT_DIR / f"celery-{name}.log", "w")
     env = subprocess_env({**test_database_env(), **(extra_env or {})})
     return subprocess.Popen(
-        [str(VENV_BIN / "celery"), "-A", "portal", "worker", "--loglevel", "INFO", "--concurrency", str(concurrency),
+        [str(VENV_BIN / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", str(concurrency),
          "--hostname", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle", "-Q", queues],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )

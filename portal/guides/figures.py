@@ -19,7 +19,6 @@ from contracts.task_files import (
     MAX_TASK_BYTES,
     MAX_TASK_FILES,
 )
-from leaderboard.stats import CONFIDENCE
 from portal.submissions.bundle_verify import MAX_ATTEMPT, MAX_COMPONENT_BYTES
 from portal.submissions.services import bundle_limits
 
@@ -101,7 +100,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "task_files_max_count": lambda: count(MAX_TASK_FILES),
     "task_path_max_chars": lambda: count(MAX_NAME_CHARS),
     "task_file_types": lambda: " ".join(f"`{suffix}`" for suffix in sorted(ALLOWED_EXTENSIONS)),
-    "board_confidence": lambda: f"{CONFIDENCE:.0%}",
+    "board_confidence": lambda: f"{settings.BOARD_INTERVAL_CONFIDENCE:.0%}",
     "device_code_ttl": lambda: f"{settings.DEVICE_CODE_TTL_SECONDS // 60} minutes",
     "device_token_days": lambda: f"{settings.DEVICE_LOGIN_TOKEN_DAYS} days",
 }

@@ -10,10 +10,12 @@ run starts once and finishes once however many workers see it.
 import logging
 from collections.abc import Callable
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.aggregation import ScoredResult, aggregate
@@ -115,12 +117,15 @@ def scoring_run_finalize(*, scoring_run_id: int) -> bool:
     return True
 
 
-# Other apps (leaderboard: integrity flags, owner e-mail) register here instead of being imported.
-COMPLETION_HOOKS: list[Callable[[int], None]] = []
+def completion_hooks() -> list[Callable[[int], None]]:
+    """What runs after a scoring completes: `settings.SCORING_RUN_COMPLETION_HOOKS`, dotted paths
+    of functions taking the scoring run's id (the leaderboard's integrity flags and owner e-mail),
+    named in settings so that submissions need not import the apps that follow up."""
+    return [import_string(path) for path in settings.SCORING_RUN_COMPLETION_HOOKS]
 
 
 def scoring_run_completed_hooks(scoring_run_id: int) -> None:
-    for hook in COMPLETION_HOOKS:
+    for hook in completion_hooks():
         try:
             hook(scoring_run_id)
         except Exception:  # a notification must never undo a finished scoring

@@ -16,7 +16,7 @@ from scoring.pipeline import INFRASTRUCTURE_ERRORS
 
 
 @shared_task(name="scoring.score_submission", acks_late=True)
-def score_submission(submission_id: str, requested_by_id: str | None = None, rejudge: bool = False) -> None:
+def scoring_run_start_task(submission_id: str, requested_by_id: str | None = None, rejudge: bool = False) -> None:
     run = scoring_runs.scoring_run_start(submission_id=submission_id, requested_by_id=requested_by_id,
                                          rejudge=rejudge)
     if run is None:
@@ -26,7 +26,7 @@ def score_submission(submission_id: str, requested_by_id: str | None = None, rej
         scoring_runs.scoring_run_finalize(scoring_run_id=run.id)
         return
     for instance_id in pending:
-        score_instance.delay(run.id, instance_id)
+        instance_score_task.delay(run.id, instance_id)
 
 
 def infra_retry_delay(retries: int) -> float:
@@ -42,14 +42,14 @@ def infra_retry_delay(retries: int) -> float:
 
 
 @shared_task(name="scoring.score_instance", acks_late=True, max_retries=settings.SCORING_INFRA_RETRIES)
-def score_instance(scoring_run_id: int, instance_id: str) -> None:
+def instance_score_task(scoring_run_id: int, instance_id: str) -> None:
     """Every unscored result of one instance in this run, in one sandbox."""
     try:
         scoring_runs.instance_score(scoring_run_id=scoring_run_id, instance_id=instance_id)
     except INFRASTRUCTURE_ERRORS as exc:
-        retries = score_instance.request.retries
-        if retries >= score_instance.max_retries:
+        retries = instance_score_task.request.retries
+        if retries >= instance_score_task.max_retries:
             scoring_runs.scoring_run_fail(scoring_run_id=scoring_run_id, reason=f"infrastructure error: {exc}")
             return
-        raise score_instance.retry(exc=exc, countdown=infra_retry_delay(retries)) from exc
+        raise instance_score_task.retry(exc=exc, countdown=infra_retry_delay(retries)) from exc
     scoring_runs.scoring_run_finalize(scoring_run_id=scoring_run_id)

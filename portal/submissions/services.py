@@ -22,7 +22,6 @@ from contracts.sandbox_policy import policy_name
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.accounts.services import MAINTAINERS_GROUP, user_require_verified_email
-from portal.catalog import selectors as catalog
 from portal.errors import (
     NotFound,
     PayloadTooLarge,
@@ -41,8 +40,9 @@ from portal.submissions.bundle_verify import (
 )
 from portal.submissions.conformance import conformance_flags
 from portal.submissions.models import Submission, SubmissionEntry
-from portal.submissions.scoring_tasks import score_submission
+from portal.submissions.scoring_tasks import scoring_run_start_task
 from scoring.models import Dataset, Instance, Task
+from scoring.selectors import instance_input_digest, task_unscorable_reasons
 from scoring.storage_errors import STORAGE_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ def inputs_report(entries: list[VerifiedEntry], instances: dict[str, Instance]) 
             report[instance_id] = {"state": "not_recorded", "detail": "the client recorded no input digest"}
             continue
         try:
-            ours = catalog.instance_input_digest(instances[instance_id])
+            ours = instance_input_digest(instances[instance_id])
         except OSError:
             # The instance's archive is gone from storage: say so rather than refuse the upload.
             logger.warning("inputs report: archive of %s unreadable", instance_id)
@@ -224,7 +224,7 @@ def submission_intake(
 def _scorable_check(bundle: VerifiedBundle) -> None:
     """Refuse results this Portal could never score, before anything is kept: their task's custom
     scorer needs what the scoring environment lacks (the task page says so too)."""
-    unscorable = catalog.task_unscorable_reasons(entry.task_id for entry in bundle.entries)
+    unscorable = task_unscorable_reasons(entry.task_id for entry in bundle.entries)
     if unscorable:
         named = "; ".join(f"{task_id} ({reason})" for task_id, reason in sorted(unscorable.items()))
         raise ValidationFailed(
@@ -462,7 +462,7 @@ def scoring_enqueue_on_commit(*, submission_id: str, requested_by_id: str | None
     """The one way a run enters the scoring queue (confirm, rescore, the reaper): ids only, after
     commit. Records when, so the reaper can tell a message that should have been picked up by now."""
     Submission.objects.filter(id=submission_id).update(enqueued_at=timezone.now())
-    transaction.on_commit(lambda: score_submission.delay(submission_id, requested_by_id, rejudge))
+    transaction.on_commit(lambda: scoring_run_start_task.delay(submission_id, requested_by_id, rejudge))
 
 
 def submission_withdraw(*, user: User, submission_id: str) -> Submission:

@@ -70,7 +70,7 @@ def test_only_the_worker_and_the_catalog_load_reach_the_engine(config):
 
 def test_sandboxed_work_runs_in_the_worker_not_the_web_tier(config):
     services = config["services"]
-    assert "celery -A portal worker" in " ".join(services["worker"]["command"])
+    assert "celery -A config worker" in " ".join(services["worker"]["command"])
     assert "-Q celery,proposals" in " ".join(services["worker"]["command"])  # scoring's queue and the proposals' own
     assert "catalog_load" in " ".join(services["catalog"]["command"])
     assert "celery" not in " ".join(services["web"]["command"])

@@ -81,6 +81,6 @@ def test_a_judged_task_scores_through_a_worker_exactly_as_the_official_engine_sc
     assert "scripted 8" in review and "fenced 9" in review and "prose 6" in review
     assert "The judge saw truncated content: prediction report.md (2000 of" in review
 
-    board.review_publish(submission_id=run.id, actor=maintainer.user, display_name="Judged run")
+    board.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Judged run")
     page = client.get("/leaderboard/?dataset=seed42").content.decode()
     assert 'data-testid="judge-scored"' in page and "4 results include points scored by a model judge" in page

@@ -121,7 +121,7 @@ def scored_run(spec: RunSpec) -> Submission:
 
 
 def published_in_bulk(submissions: Sequence[Submission], actor: Any, name: Callable[[Submission], str]) -> None:
-    """What `review_publish` leaves behind, for many runs at once (distinct configurations assumed)."""
+    """What `run_review_publish` leaves behind, for many runs at once (distinct configurations assumed)."""
     from leaderboard.models import LeaderboardEntry, ReviewAction, RunReview
     from leaderboard.selectors import board_cache_invalidate
     from leaderboard.services import entry_snapshot

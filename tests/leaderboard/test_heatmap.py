@@ -25,8 +25,8 @@ def board(catalog, submitter, other_user, maintainer):
             "other_ds": run(submitter, "seed31415", "codex", 1), "hidden": run(other_user, "seed42", "secret-agent", 2),
             "rejected": run(other_user, "seed42", "rejected-agent", 3)}
     for key, name in (("strong", "Codex <b>X</b>"), ("weak", "Kimi K2"), ("other_ds", "Codex on 31415")):
-        services.review_publish(submission_id=runs[key].id, actor=maintainer.user, display_name=name)
-    services.review_reject(submission_id=runs["rejected"].id, actor=maintainer.user, reason="copied")
+        services.run_review_publish(submission_id=runs[key].id, actor=maintainer.user, display_name=name)
+    services.run_review_reject(submission_id=runs["rejected"].id, actor=maintainer.user, reason="copied")
     # A later scoring of the strong run (a rescore) that nobody has published: every task at 99.
     results = [ScoredResult(i.instance_id, i.task_id, lv, 1, True, 99.0) for i in catalog["seed42"] for lv in LEVELS]
     ScoringRun.objects.create(submission=runs["strong"], number=2, status="complete", aggregate=aggregate(results))

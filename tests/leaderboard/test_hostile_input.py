@@ -19,7 +19,7 @@ def test_csv_export_neutralises_formula_cells(client, catalog, submitter, mainta
     for k, formula in enumerate(FORMULAS):
         run = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], agent=formula,
                                  model=f"model-{k}", effort=formula))
-        services.review_publish(submission_id=run.id, actor=maintainer.user, display_name=formula)
+        services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name=formula)
     rows = list(csv.DictReader(io.StringIO(client.get("/leaderboard/export.csv").content.decode())))
     assert len(rows) == len(FORMULAS)
     for row in rows:
@@ -34,7 +34,7 @@ def test_csv_export_neutralises_formula_cells(client, catalog, submitter, mainta
 
 def test_the_owner_sees_a_maintainers_role_not_their_email(client, catalog, submitter, maintainer):
     run = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"]))
-    services.review_reject(submission_id=run.id, actor=maintainer.user, reason="Outputs copied.")
+    services.run_review_reject(submission_id=run.id, actor=maintainer.user, reason="Outputs copied.")
     client.force_login(submitter.user)
     page = client.get(f"/submit/submissions/{run.id}").content.decode()
     assert 'data-testid="audit-log"' in page and "Outputs copied." in page
@@ -53,7 +53,7 @@ def test_query_parameters_are_validated_before_they_reach_the_cache(client, cata
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                                    "LOCATION": str(tmp_path / "cache")}}
     run = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"]))
-    services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
     for url in ("/leaderboard/", "/leaderboard/?domain=math", "/api/v1/leaderboard",
                 "/api/v1/leaderboard?domain=math", "/leaderboard/export.csv"):
         assert client.get(url).status_code == 200, url

@@ -33,10 +33,10 @@ def test_mismatched_inputs_are_an_integrity_flag(mismatched, catalog):
 
 def test_publishing_needs_the_explicit_override_which_is_logged(mismatched, maintainer):
     with pytest.raises(Conflict) as refused:
-        services.review_publish(submission_id=mismatched.id, actor=maintainer.user, display_name="A")
+        services.run_review_publish(submission_id=mismatched.id, actor=maintainer.user, display_name="A")
     assert refused.value.code == "inputs_mismatch" and "override" in refused.value.detail
     assert not LeaderboardEntry.objects.exists()
-    services.review_publish(submission_id=mismatched.id, actor=maintainer.user, display_name="A",
+    services.run_review_publish(submission_id=mismatched.id, actor=maintainer.user, display_name="A",
                             override_inputs_mismatch=True)
     assert LeaderboardEntry.objects.filter(submission=mismatched).exists()
     action = ReviewAction.objects.get(submission=mismatched, kind="publish")
@@ -58,7 +58,7 @@ def test_the_review_page_warns_and_the_form_carries_the_override(mismatched, mai
 
 def test_runs_without_a_mismatch_publish_as_before(catalog, submitter, maintainer):
     run = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"]))
-    services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
     assert ReviewAction.objects.get(submission=run, kind="publish").reason == ""
 
 

@@ -5,7 +5,7 @@ import hashlib
 import pytest
 
 from leaderboard.models import IntegrityFlag
-from portal.submissions.scoring_runs import COMPLETION_HOOKS, scoring_run_completed_hooks
+from portal.submissions.scoring_runs import completion_hooks, scoring_run_completed_hooks
 from scoring.models import Task
 from tests.leaderboard.factories import RunSpec, scored_run
 
@@ -35,9 +35,10 @@ def score(submission) -> None:
     scoring_run_completed_hooks(submission.scoring_runs.get().id)
 
 
-def test_the_hooks_are_registered():
-    names = {hook.__name__ for hook in COMPLETION_HOOKS}
-    assert {"integrity_flags_compute_for_run", "owner_notify_scored"} <= names
+def test_the_completion_hooks_are_the_leaderboards_flags_and_the_owners_mail():
+    from leaderboard import services
+
+    assert completion_hooks() == [services.integrity_flags_compute_for_run, services.owner_notify_scored]
 
 
 def test_a_clean_run_has_no_flags(catalog, submitter):

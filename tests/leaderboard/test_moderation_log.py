@@ -32,14 +32,15 @@ def halved_scoring(run: Submission) -> ScoringRun:
 
 
 def test_every_board_change_gets_a_public_reason(run, maintainer):
-    entry = services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="Agent X",
+    entry = services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Agent X",
                                     public_reason="Checked the trajectories")
-    services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="Agent X")  # no change: no row
+    # no change: no row
+    services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Agent X")
     halved_scoring(run)
-    rescored = services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="Agent X",
+    rescored = services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Agent X",
                                        public_reason="Scorer bug in B3 fixed")
-    services.review_unpublish(submission_id=run.id, actor=maintainer.user, reason="Outputs copied from run 12")
-    services.review_reject(submission_id=run.id, actor=maintainer.user, reason="Copied outputs")
+    services.run_review_unpublish(submission_id=run.id, actor=maintainer.user, reason="Outputs copied from run 12")
+    services.run_review_reject(submission_id=run.id, actor=maintainer.user, reason="Copied outputs")
     assert events() == [("publish", "Agent X", "Checked the trajectories"),
                         ("rescore", "Agent X", "Scorer bug in B3 fixed"),
                         ("unpublish", "Agent X", "Outputs copied from run 12"),
@@ -50,20 +51,20 @@ def test_every_board_change_gets_a_public_reason(run, maintainer):
 
 
 def test_a_publish_without_a_reason_gets_the_default_and_a_same_score_republish_is_a_publish(run, maintainer):
-    services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
-    services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="B")
+    services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="B")
     assert events() == [("publish", "A", services.DEFAULT_PUBLISH_REASON),
                         ("publish", "B", services.DEFAULT_PUBLISH_REASON)]
 
 
 def test_rejecting_a_run_never_published_is_not_public(run, maintainer, client):
-    services.review_reject(submission_id=run.id, actor=maintainer.user, reason="Private: incomplete")
+    services.run_review_reject(submission_id=run.id, actor=maintainer.user, reason="Private: incomplete")
     assert events() == []
     assert "Private: incomplete" not in client.get("/leaderboard/moderation").content.decode()
 
 
 def test_the_log_is_public_on_its_page_on_the_entry_page_and_in_json(run, maintainer, catalog, submitter):
-    entry = services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="<b>Bold</b> run",
+    entry = services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="<b>Bold</b> run",
                                     public_reason="<script>x()</script> reviewed")
     anonymous = Client()
     page = anonymous.get("/leaderboard/moderation").content.decode()
@@ -81,7 +82,7 @@ def test_the_log_is_public_on_its_page_on_the_entry_page_and_in_json(run, mainta
 def test_the_log_is_newest_first_and_paginated(catalog, submitter, maintainer):
     runs = [scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], model=f"m{i}")) for i in range(3)]
     for i, run in enumerate(runs):
-        services.review_publish(submission_id=run.id, actor=maintainer.user, display_name=f"Run {i}")
+        services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name=f"Run {i}")
     client = Client()
     body = client.get("/api/v1/leaderboard/moderation?limit=2").json()
     assert body["count"] == 3 and [e["run"] for e in body["events"]] == ["Run 2", "Run 1"]
@@ -100,10 +101,10 @@ def test_the_log_is_newest_first_and_paginated(catalog, submitter, maintainer):
 def test_the_boards_json_export_carries_the_moderation_log(catalog, submitter, maintainer,
                                                           django_capture_on_commit_callbacks):
     kept, removed = (scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], model=m)) for m in "ab")
-    entry = services.review_publish(submission_id=kept.id, actor=maintainer.user, display_name="Kept",
+    entry = services.run_review_publish(submission_id=kept.id, actor=maintainer.user, display_name="Kept",
                                     public_reason="<i>Checked</i> the trajectories")
-    services.review_publish(submission_id=removed.id, actor=maintainer.user, display_name="Removed")
-    services.review_unpublish(submission_id=removed.id, actor=maintainer.user, reason="Copied outputs")
+    services.run_review_publish(submission_id=removed.id, actor=maintainer.user, display_name="Removed")
+    services.run_review_unpublish(submission_id=removed.id, actor=maintainer.user, reason="Copied outputs")
     client = Client()
     body = client.get("/api/v1/leaderboard").json()
     log = body["moderation"]
@@ -121,7 +122,7 @@ def test_the_boards_json_export_carries_the_moderation_log(catalog, submitter, m
 
     # A rejection after publication changes no row, yet the cached export shows it at once.
     with django_capture_on_commit_callbacks(execute=True):
-        services.review_reject(submission_id=removed.id, actor=maintainer.user, reason="Copied outputs, confirmed")
+        services.run_review_reject(submission_id=removed.id, actor=maintainer.user, reason="Copied outputs, confirmed")
     log = client.get("/api/v1/leaderboard").json()["moderation"]
     assert log["count"] == 4 and log["recent"][0]["kind"] == "reject"
     # Another dataset's board has its own log.

@@ -27,8 +27,8 @@ def board(catalog, submitter, other_user, maintainer):
         "rejected": run(other_user, "seed42", "rejected-agent", "m", 3),
     }
     for key, name in (("strong", "Codex GPT-X"), ("weak", "Kimi K2"), ("other_ds", "Codex on 31415")):
-        services.review_publish(submission_id=runs[key].id, actor=maintainer.user, display_name=name)
-    services.review_reject(submission_id=runs["rejected"].id, actor=maintainer.user, reason="copied")
+        services.run_review_publish(submission_id=runs[key].id, actor=maintainer.user, display_name=name)
+    services.run_review_reject(submission_id=runs["rejected"].id, actor=maintainer.user, reason="copied")
     return runs
 
 
@@ -63,7 +63,7 @@ def test_unpublished_and_rejected_runs_have_no_public_page(client, board, mainta
 
     entry = LeaderboardEntry.objects.get(submission=board["weak"])
     assert client.get(f"/leaderboard/entries/{entry.id}/").status_code == 200
-    services.review_unpublish(submission_id=board["weak"].id, actor=maintainer.user, reason="x")
+    services.run_review_unpublish(submission_id=board["weak"].id, actor=maintainer.user, reason="x")
     assert client.get(f"/leaderboard/entries/{entry.id}/").status_code == 404
     assert "Kimi K2" not in client.get("/leaderboard/").content.decode()
     assert client.get("/api/v1/leaderboard").json()["count"] == 1
@@ -112,11 +112,11 @@ def test_the_cache_is_invalidated_on_publish_and_unpublish(client, board, mainta
     late = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], agent="late", model="m"))
     assert client.get("/api/v1/leaderboard").json()["count"] == 2  # not published: cache still right
     with django_capture_on_commit_callbacks(execute=True):
-        services.review_publish(submission_id=late.id, actor=maintainer.user, display_name="Late")
+        services.run_review_publish(submission_id=late.id, actor=maintainer.user, display_name="Late")
     assert client.get("/api/v1/leaderboard").json()["count"] == 3
     assert "Late" in client.get("/leaderboard/").content.decode()
     with django_capture_on_commit_callbacks(execute=True):
-        services.review_unpublish(submission_id=late.id, actor=maintainer.user, reason="x")
+        services.run_review_unpublish(submission_id=late.id, actor=maintainer.user, reason="x")
     assert client.get("/api/v1/leaderboard").json()["count"] == 2
     assert "Late" not in client.get("/leaderboard/export.csv").content.decode()
 

@@ -20,7 +20,7 @@ def publish_runs(n: int, catalog: dict, owner, maintainer, offset: int = 0) -> N
                      score=lambda t, lv, k=k: profile_score(offset + k, t, lv)) for k in range(n)]
     submissions = scored_runs(specs, with_results=n == 1)
     # The first through the service; the rest in bulk with the same snapshot (fast to build).
-    services.review_publish(submission_id=submissions[0].id, actor=maintainer.user, display_name="Run 0")
+    services.run_review_publish(submission_id=submissions[0].id, actor=maintainer.user, display_name="Run 0")
     published_in_bulk(submissions[1:], maintainer.user, lambda s: f"Run {s.agent}")
 
 

@@ -21,7 +21,7 @@ def run(catalog, submitter) -> Submission:
 
 def test_publishing_puts_the_run_on_the_board_and_logs_who_did_it(run, maintainer, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        entry = services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="  Claude  Code ")
+        entry = services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="  Claude  Code ")
     assert entry.display_name == "Claude Code" and entry.is_current
     assert entry.scoring_run.number == 1 and entry.instances_scored == 20 and entry.task_count == 5
     assert entry.b1 == pytest.approx(run.scoring_runs.get().aggregate["levels"]["b1"], abs=1e-3)
@@ -37,26 +37,27 @@ def test_publishing_puts_the_run_on_the_board_and_logs_who_did_it(run, maintaine
 
 
 def test_publishing_twice_changes_nothing_more(run, maintainer):
-    first = services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
-    again = services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    first = services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    again = services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
     assert first.id == again.id and LeaderboardEntry.objects.count() == 1
     assert ReviewAction.objects.filter(submission=run).count() == 1
 
 
 def test_publishing_needs_a_display_name_and_a_scored_run(run, maintainer):
     with pytest.raises(ValidationFailed, match="display name is required"):
-        services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="  ")
+        services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="  ")
     Submission.objects.filter(id=run.id).update(status="queued")
     with pytest.raises(Conflict, match="Only scored runs can be published; this run is queued"):
-        services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+        services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
     assert not LeaderboardEntry.objects.exists() and not ReviewAction.objects.exists()
 
 
 @pytest.mark.parametrize("persona", ["submitter", "other_user"])
 def test_non_maintainers_cannot_act(run, persona, request):
     actor = request.getfixturevalue(persona).user
-    for action, kwargs in ((services.review_publish, {"display_name": "A"}), (services.review_reject, {"reason": "x"}),
-                           (services.review_rescore, {}), (services.review_unpublish, {"reason": "x"})):
+    for action, kwargs in ((services.run_review_publish, {"display_name": "A"}),
+                           (services.run_review_reject, {"reason": "x"}),
+                           (services.run_review_rescore, {}), (services.run_review_unpublish, {"reason": "x"})):
         with pytest.raises(PermissionDenied, match="Only maintainers"):
             action(submission_id=run.id, actor=actor, **kwargs)
     assert not ReviewAction.objects.exists() and not LeaderboardEntry.objects.exists()
@@ -64,9 +65,9 @@ def test_non_maintainers_cannot_act(run, persona, request):
 
 def test_rejecting_records_the_reason_and_tells_the_owner(run, maintainer, django_capture_on_commit_callbacks):
     with pytest.raises(ValidationFailed, match="needs a reason"):
-        services.review_reject(submission_id=run.id, actor=maintainer.user, reason="")
+        services.run_review_reject(submission_id=run.id, actor=maintainer.user, reason="")
     with django_capture_on_commit_callbacks(execute=True):
-        review = services.review_reject(submission_id=run.id, actor=maintainer.user,
+        review = services.run_review_reject(submission_id=run.id, actor=maintainer.user,
                                         reason="Outputs copied from run X.")
     assert review.state == "rejected" and review.reason == "Outputs copied from run X."
     action = ReviewAction.objects.get(submission=run)
@@ -76,16 +77,16 @@ def test_rejecting_records_the_reason_and_tells_the_owner(run, maintainer, djang
 
 
 def test_a_published_run_must_be_unpublished_before_it_is_rejected(run, maintainer):
-    services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
     with pytest.raises(Conflict, match="unpublish it before rejecting"):
-        services.review_reject(submission_id=run.id, actor=maintainer.user, reason="no")
+        services.run_review_reject(submission_id=run.id, actor=maintainer.user, reason="no")
 
 
 def test_unpublishing_removes_the_row_and_logs_why(run, maintainer):
     with pytest.raises(Conflict, match="not published"):
-        services.review_unpublish(submission_id=run.id, actor=maintainer.user, reason="x")
-    services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
-    services.review_unpublish(submission_id=run.id, actor=maintainer.user, reason="Owner asked")
+        services.run_review_unpublish(submission_id=run.id, actor=maintainer.user, reason="x")
+    services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    services.run_review_unpublish(submission_id=run.id, actor=maintainer.user, reason="Owner asked")
     assert not LeaderboardEntry.objects.exists()
     assert list(ReviewAction.objects.filter(submission=run).order_by("id").values_list("kind", "reason")) == [
         ("publish", ""), ("unpublish", "Owner asked")]
@@ -93,9 +94,9 @@ def test_unpublishing_removes_the_row_and_logs_why(run, maintainer):
 
 
 def test_rescoring_keeps_the_earlier_scoring_and_the_published_row(run, maintainer, django_capture_on_commit_callbacks):
-    entry = services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    entry = services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        services.review_rescore(submission_id=run.id, actor=maintainer.user, reason="engine fix")
+        services.run_review_rescore(submission_id=run.id, actor=maintainer.user, reason="engine fix")
     assert callbacks, "the scoring task is enqueued after commit"
     run.refresh_from_db()
     assert run.status == "queued" and run.scoring_runs.count() == 1  # the new run opens when the worker claims it
@@ -103,15 +104,15 @@ def test_rescoring_keeps_the_earlier_scoring_and_the_published_row(run, maintain
     action = ReviewAction.objects.filter(kind="rescore").get()
     assert (action.actor_id, action.reason, action.scoring_number) == (maintainer.user.id, "engine fix", 1)
     with pytest.raises(Conflict, match="this run is queued"):
-        services.review_rescore(submission_id=run.id, actor=maintainer.user)
+        services.run_review_rescore(submission_id=run.id, actor=maintainer.user)
 
 
 def test_republishing_after_a_rescore_shows_the_new_scoring(run, maintainer):
-    services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
     old = run.scoring_runs.get()
     new = ScoringRun.objects.create(submission=run, number=2, status="complete",
                                     aggregate={**old.aggregate, "levels": {**old.aggregate["levels"], "b1": 1.0}})
-    entry = services.review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
+    entry = services.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="A")
     assert entry.scoring_run_id == new.id and ScoringRun.objects.filter(submission=run).count() == 2
     assert ReviewAction.objects.filter(kind="publish").count() == 2
 
@@ -124,13 +125,13 @@ def test_one_row_per_owner_and_configuration_the_newest_published(catalog, submi
     def current() -> list[str]:
         return sorted(LeaderboardEntry.objects.filter(is_current=True).values_list("display_name", flat=True))
 
-    services.review_publish(submission_id=first.id, actor=maintainer.user, display_name="first")
-    services.review_publish(submission_id=rival.id, actor=maintainer.user, display_name="rival")
-    services.review_publish(submission_id=second.id, actor=maintainer.user, display_name="second")
+    services.run_review_publish(submission_id=first.id, actor=maintainer.user, display_name="first")
+    services.run_review_publish(submission_id=rival.id, actor=maintainer.user, display_name="rival")
+    services.run_review_publish(submission_id=second.id, actor=maintainer.user, display_name="second")
     assert current() == ["rival", "second"]
-    services.review_unpublish(submission_id=second.id, actor=maintainer.user, reason="x")
+    services.run_review_unpublish(submission_id=second.id, actor=maintainer.user, reason="x")
     assert current() == ["first", "rival"]
-    services.review_publish(submission_id=first.id, actor=maintainer.user, display_name="first again")
+    services.run_review_publish(submission_id=first.id, actor=maintainer.user, display_name="first again")
     assert current() == ["first again", "rival"]
 
 

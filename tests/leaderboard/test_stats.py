@@ -25,7 +25,7 @@ def test_the_interval_matches_a_direct_loop_over_the_same_resamples():
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     draws = rng.integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))
     means = sorted(sum(SCORES[i] for i in row) / n for row in draws.tolist())
-    interval = bootstrap_ci(SCORES)
+    interval = bootstrap_ci(SCORES, confidence=0.95)
     assert interval is not None
     assert interval.mean == pytest.approx(sum(SCORES) / n, abs=1e-4)
     assert interval.low == pytest.approx(_percentile(means, 0.025), abs=1e-4)
@@ -36,7 +36,7 @@ def test_the_interval_converges_to_the_exact_bootstrap_distribution():
     values = [10.0, 40.0, 45.0, 90.0]
     # All 4^4 equally likely resamples: the exact bootstrap distribution of the mean.
     exact = sorted(sum(values[i] for i in combo) / 4 for combo in itertools.product(range(4), repeat=4))
-    interval = bootstrap_ci(values, resamples=40_000)
+    interval = bootstrap_ci(values, resamples=40_000, confidence=0.95)
     assert interval is not None
     assert interval.low == pytest.approx(_percentile(exact, 0.025), abs=1.5)
     assert interval.high == pytest.approx(_percentile(exact, 0.975), abs=1.5)
@@ -44,10 +44,10 @@ def test_the_interval_converges_to_the_exact_bootstrap_distribution():
 
 
 def test_it_is_deterministic_and_degenerates_sensibly():
-    assert bootstrap_ci(SCORES) == bootstrap_ci(list(SCORES))
-    assert bootstrap_ci([]) is None
-    assert bootstrap_ci([42.0]) == Interval(42.0, 42.0, 42.0)
-    same = bootstrap_ci([7.0, 7.0, 7.0])
+    assert bootstrap_ci(SCORES, confidence=0.95) == bootstrap_ci(list(SCORES), confidence=0.95)
+    assert bootstrap_ci([], confidence=0.95) is None
+    assert bootstrap_ci([42.0], confidence=0.95) == Interval(42.0, 42.0, 42.0)
+    same = bootstrap_ci([7.0, 7.0, 7.0], confidence=0.95)
     assert same == Interval(7.0, 7.0, 7.0)
 
 

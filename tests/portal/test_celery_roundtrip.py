@@ -2,7 +2,7 @@
 
 import pytest
 
-from portal.celery import app, ping
+from config.celery import app, ping
 
 
 @pytest.mark.slow

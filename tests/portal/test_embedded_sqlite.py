@@ -57,7 +57,7 @@ def embedded_env(var_dir: Path) -> dict[str, str]:
     """`make run`'s environment: no database, broker or cache URL, so the embedded defaults apply."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL")}
-    env.update(ASIBENCH_VAR_DIR=str(var_dir), DEBUG="1", PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="portal.settings",
+    env.update(ASIBENCH_VAR_DIR=str(var_dir), DEBUG="1", PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="config.settings",
                ASIBENCH_CONFIRMS_PER_DAY="50",
                # Every run must be scored by its own message: no re-send by the reaper hides a dead task.
                ASIBENCH_SCORING_QUEUED_RESEND_AFTER="3600")
@@ -93,10 +93,10 @@ def test_make_runs_embedded_portal_scores_every_run_confirmed_at_once(run_result
     port = free_port()
     web_log = open(OUTPUT_DIR / "embedded-gunicorn.log", "w")
     worker_log = open(OUTPUT_DIR / "embedded-worker.log", "w")
-    web = subprocess.Popen([str(VENV_BIN / "gunicorn"), "portal.wsgi:application", "--bind", f"127.0.0.1:{port}",
+    web = subprocess.Popen([str(VENV_BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
                             "--workers", "2", "--threads", "4", "--timeout", "300"],
                            cwd=REPO, env=env, stdout=web_log, stderr=subprocess.STDOUT, start_new_session=True)
-    worker = subprocess.Popen([str(VENV_BIN / "celery"), "-A", "portal", "worker", "--beat", "--loglevel", "INFO",
+    worker = subprocess.Popen([str(VENV_BIN / "celery"), "-A", "config", "worker", "--beat", "--loglevel", "INFO",
                                "--concurrency", "2", "--schedule", str(var / "celerybeat-schedule")],
                               cwd=REPO, env=env, stdout=worker_log, stderr=subprocess.STDOUT, start_new_session=True)
     try:

@@ -210,7 +210,7 @@ def test_windows_and_path_limits_are_figures_too(client, settings, monkeypatch):
     settings.PROPOSAL_VALIDATIONS_PER_DAY = 4
     monkeypatch.setattr(figures, "MAX_COMPONENT_BYTES", 254)
     monkeypatch.setattr(figures, "MAX_ATTEMPT", 999)
-    monkeypatch.setattr(figures, "CONFIDENCE", 0.9)
+    settings.BOARD_INTERVAL_CONFIDENCE = 0.9
     pages = {g.slug: re.sub(r"\s+", " ", client.get(g.url).content.decode()) for g in selectors.guide_list()}
     assert "13 in any 12 hours per account" in pages["submit-results"]
     assert "Each account may confirm 13 runs in any 12 hours" in pages["faq"]

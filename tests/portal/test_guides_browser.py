@@ -46,7 +46,7 @@ def test_each_guide_renders_without_errors_and_every_internal_link_resolves(port
     catalog = make_catalog()
     run = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], agent="codex",
                              score=lambda t, lv: profile_score(0, t, lv)))
-    review.review_publish(submission_id=run.id, actor=maintainer.user, display_name="Codex")
+    review.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Codex")
     problems = _watch(page)
     browser_login(page, portal_server, submitter)  # links to /submit/… pages resolve for a signed-in reader
     origin = urlsplit(portal_server.url).netloc

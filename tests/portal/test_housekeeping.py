@@ -111,13 +111,13 @@ def test_the_age_limit_is_a_setting(leftovers, settings):
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_beat_runs_the_sweep_on_a_real_worker(leftovers, celery_worker_process):
-    from portal.celery import app
-    from portal.tasks import sweep_leftovers
+    from config.celery import app
+    from portal.tasks import leftovers_sweep_task
 
     entry = app.conf.beat_schedule["sweep-leftover-temp-files"]
-    assert entry["task"] == sweep_leftovers.name and entry["schedule"] == 3600.0
+    assert entry["task"] == leftovers_sweep_task.name and entry["schedule"] == 3600.0
     made, _ = leftovers
-    removed = sweep_leftovers.delay().get(timeout=120)
+    removed = leftovers_sweep_task.delay().get(timeout=120)
     assert removed >= 4
     assert not made["old_bundle"].exists() and not made["old_scratch"].exists()
     assert made["fresh_bundle"].exists()

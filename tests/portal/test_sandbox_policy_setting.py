@@ -13,7 +13,7 @@ def seed42_modes(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", "import django; django.setup(); from django.conf import settings; "
                                "print(settings.SANDBOX_POLICY, ','.join(settings.DATASET_SANDBOX_MODES['seed42']))"],
-        cwd=REPO, env={**clean, "ASIBENCH_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "portal.settings", **env},
+        cwd=REPO, env={**clean, "ASIBENCH_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         capture_output=True, text=True,
     )
 
@@ -44,7 +44,7 @@ def run_policy(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", "import django, json; django.setup(); from django.conf import settings; "
                                "print(json.dumps(settings.DATASET_RUN_POLICY, sort_keys=True))"],
-        cwd=REPO, env={**clean, "ASIBENCH_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "portal.settings", **env},
+        cwd=REPO, env={**clean, "ASIBENCH_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         capture_output=True, text=True,
     )
 

@@ -20,7 +20,7 @@ def load_settings(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
         [sys.executable, "-c", "import django; django.setup(); from django.conf import settings; "
                                "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_BROKER_URL, "
                                "settings.STORAGES['default']['BACKEND'])"],
-        cwd=REPO, env={**clean, "DJANGO_SETTINGS_MODULE": "portal.settings"}, capture_output=True, text=True,
+        cwd=REPO, env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings"}, capture_output=True, text=True,
     )
 
 
@@ -67,7 +67,7 @@ def test_s3_is_switched_on_by_its_bucket_variable(tmp_path):
 
 def test_docker_compose_passes_only_variables_the_code_reads():
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
-    settings_source = (REPO / "portal" / "settings.py").read_text()
+    settings_source = (REPO / "config" / "settings.py").read_text()
     sandbox_sources = " ".join(p.read_text() for p in (REPO / "scoring").rglob("*.py"))
     env_example = (REPO / ".env.example").read_text()
     for service in ("web", "worker"):

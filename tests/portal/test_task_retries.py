@@ -3,7 +3,7 @@ and the worker at once): it is retried with backoff instead of dying and leaving
 
 from django.db.utils import OperationalError
 
-from portal.celery import DATABASE_LOCKED_RETRIES, PortalTask, app
+from config.celery import DATABASE_LOCKED_RETRIES, PortalTask, app
 
 calls: list[int] = []
 

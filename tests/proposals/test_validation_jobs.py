@@ -14,7 +14,7 @@ from portal.errors import QuotaExceeded
 from proposals import jobs, services
 from proposals.files import IncomingFile
 from proposals.models import Proposal, ProposalJob, Revision
-from proposals.tasks import validate_proposal
+from proposals.tasks import proposal_validation_run_task
 from tests.proposals.proposal_support import finished_job, task_files
 from tests.support import start_celery_worker, stop_celery_worker
 
@@ -77,7 +77,7 @@ def test_a_job_is_claimed_once(submitter, task_dir, proposal_worker):
     assert job.status == "passed" and job.outcome == "1"
     # A redelivered message finds the job done and does nothing.
     jobs.proposal_validation_run(job_id=job.pk)
-    validate_proposal.delay(job.pk).get(timeout=60)
+    proposal_validation_run_task.delay(job.pk).get(timeout=60)
     assert Revision.objects.filter(proposal=proposal).count() == 1
     assert [e.kind for e in Proposal.objects.get(pk=proposal.pk).events.all()] == ["submitted"]
 
@@ -127,14 +127,14 @@ def test_the_daily_validation_quota_is_enforced_with_a_clear_message(submitter, 
 
 
 def _waiting_in(queue: str) -> int:
-    from portal.celery import app
+    from config.celery import app
 
     with app.connection_for_write() as connection:
         return connection.default_channel.queue_declare(queue=queue).message_count
 
 
 def test_validation_waits_in_the_proposals_queue_and_a_worker_of_that_queue_alone_runs_it(submitter, task_dir):
-    from portal.celery import app
+    from config.celery import app
 
     route = app.amqp.router.route
     assert route({}, "proposals.validate_proposal")["queue"].name == "proposals"

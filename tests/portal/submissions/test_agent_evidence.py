@@ -206,14 +206,14 @@ def test_timeouts_and_errors_are_totalled_per_run_and_level_with_elapsed_against
 
 
 def test_the_published_board_and_its_exports_carry_no_evidence(run, maintainer, client):
-    from leaderboard.services import review_publish
+    from leaderboard.services import run_review_publish
     from scoring.models import ScoringRun
 
     Submission.objects.filter(id=run.id).update(status=Submission.Status.SCORED, confirmed_at=timezone.now(),
                                                 scored_at=timezone.now())
     ScoringRun.objects.create(submission=run, number=1, status=ScoringRun.Status.COMPLETE, finished_at=timezone.now(),
                               aggregate={"levels": {"b1": 10.0}, "overall": 10.0, "results_counted": 8})
-    board_entry = review_publish(submission_id=run.id, actor=maintainer.user, display_name="Public run")
+    board_entry = run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Public run")
     for url in ("/leaderboard/", f"/leaderboard/entries/{board_entry.id}/", "/leaderboard/export.csv",
                 "/api/v1/leaderboard"):
         response = client.get(url)

@@ -89,7 +89,7 @@ def test_confirmed_attempts_are_shown_to_reviewers_and_on_the_public_board(catal
     scored_run(RunSpec(owner=other_user.user, instances=catalog["seed42"], agent="codex", model="gpt-x"))
     scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], agent="other", model="gpt-x"))
     draft(submitter.user, catalog["seed42"], agent="codex")  # never confirmed: not an attempt
-    review.review_publish(submission_id=runs[-1].id, actor=maintainer.user, display_name="Codex")
+    review.run_review_publish(submission_id=runs[-1].id, actor=maintainer.user, display_name="Codex")
 
     board = Client().get("/api/v1/leaderboard").json()["rows"]
     assert [(r["display_name"], r["confirmed_attempts"]) for r in board] == [("Codex", 3)]

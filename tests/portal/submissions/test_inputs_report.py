@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from portal.catalog import selectors as catalog
 from portal.submissions import services
 from scoring.models import Instance
+from scoring.selectors import instance_input_digest
 from tests.support import SUBMIT_TASKS, bundle_of
 
 pytestmark = [pytest.mark.slow]
@@ -41,7 +41,7 @@ def test_our_run_matches_and_the_report_says_so(submit_catalog, submitter, db, r
     assert {check["state"] for check in draft.report["inputs"].values()} == {"match"}
     assert set(draft.report["inputs"]) == {f"{task}__seed42" for task in SUBMIT_TASKS}
     for instance_id, check in draft.report["inputs"].items():
-        ours = catalog.instance_input_digest(Instance.objects.get(instance_id=instance_id))
+        ours = instance_input_digest(Instance.objects.get(instance_id=instance_id))
         assert ours[:12] in check["detail"]
 
 

@@ -18,11 +18,11 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from portal.celery import app
+from config.celery import app
 from portal.submissions import scoring_runs
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
-from portal.submissions.scoring_tasks import score_submission
+from portal.submissions.scoring_tasks import scoring_run_start_task
 from tests.support import (
     VENV_BIN,
     browser_login,
@@ -167,7 +167,7 @@ def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
         # A real worker finishes both runs from where they stand.
         worker = start_celery_worker("progress", concurrency=2)
         for submission in (earlier, draft):
-            score_submission.delay(str(submission.id))
+            scoring_run_start_task.delay(str(submission.id))
         assert wait_until_scored(draft).status == "scored"
         assert cli.finish() == 0, cli.output()
         # The last fragment carries the final scores and stops the updates: still no reload.

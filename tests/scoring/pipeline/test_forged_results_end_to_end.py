@@ -58,7 +58,7 @@ def test_forged_lines_never_reach_the_stored_scores_or_the_board(
         assert score.outcome == "scored" and 0 <= score.percent < 50, (score.percent, score.reason)
         assert score.final_score <= score.max_score
     assert 0 <= scoring.aggregate["overall"] < 40
-    board.review_publish(submission_id=run.id, actor=maintainer.user, display_name="Naive")
+    board.run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Naive")
     row = client.get("/api/v1/leaderboard").json()["rows"][0]
     assert row["display_name"] == "Naive" and row["mean"] < 40 and row["b1"] < 50
 

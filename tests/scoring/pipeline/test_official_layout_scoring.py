@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from django.core.files.storage import default_storage
 
+from config.celery import app
 from contracts.bundle import build_bundle, write_archive
-from portal.celery import app
 from portal.submissions import services as submissions
 from scoring.catalog import catalog_load
 from scoring.models import Instance, InstanceScore, ScoringRun

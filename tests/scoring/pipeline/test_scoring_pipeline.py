@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from portal.celery import app
+from config.celery import app
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
-from portal.submissions.scoring_tasks import score_submission
+from portal.submissions.scoring_tasks import scoring_run_start_task
 from scoring.models import InstanceScore, ScoringRun
 from tests.support import (
     SUBMIT_TASKS,
@@ -108,7 +108,7 @@ def test_two_workers_and_duplicate_deliveries_never_double_count(
     try:
         run = confirmed_run(submitter, run_results["reference"], tmp_path)
         for _ in range(3):
-            score_submission.delay(str(run.id))
+            scoring_run_start_task.delay(str(run.id))
         run = wait_until_scored(run)
         # Every duplicate delivery must have run to its end (finding the work done) before counting.
         wait_for(lambda: workers_idle(len(workers)), 120, "the duplicate deliveries to finish")
@@ -175,7 +175,7 @@ def test_rescore_flags_and_owner_mail_through_the_real_worker(
     """Completion hooks run in the worker: the owner is mailed, copied outputs are flagged,
     and a maintainer's rescore adds a second scoring while keeping the first."""
     from leaderboard.models import IntegrityFlag
-    from leaderboard.services import review_rescore
+    from leaderboard.services import run_review_rescore
 
     mail_dir = tmp_path / "mail"
     worker = start_celery_worker("hooks", extra_env={
@@ -197,7 +197,7 @@ def test_rescore_flags_and_owner_mail_through_the_real_worker(
         wait_for(lambda: submitter.email in mailed() and other_user.email in mailed(), 30, "both owner mails")
         assert "scored" in mailed().lower()
 
-        review_rescore(submission_id=original.id, actor=maintainer.user, reason="engine update")
+        run_review_rescore(submission_id=original.id, actor=maintainer.user, reason="engine update")
         rescored = wait_until_scored(original)
     finally:
         stop_celery_worker(worker)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from django.core.files.storage import default_storage
 
-from portal.celery import app
+from config.celery import app
 from portal.submissions import scoring_runs
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission, SubmissionEntry

@@ -10,12 +10,12 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from portal.celery import app
+from config.celery import app
 from portal.submissions import scoring_runs
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
 from portal.submissions.reaper import stuck_runs_reap
-from portal.submissions.tasks import reap_stuck_runs
+from portal.submissions.tasks import stuck_runs_reap_task
 from scoring.models import ScoringRun
 from tests.support import REPO, bundle_of, start_celery_worker, stop_celery_worker
 
@@ -78,7 +78,7 @@ def status_of(run: Submission) -> str:
 
 def test_the_reaper_is_on_the_beat_schedule_often_enough_to_resend_within_minutes():
     entry = settings.CELERY_BEAT_SCHEDULE["reap-stuck-scoring"]
-    assert entry["task"] == reap_stuck_runs.name
+    assert entry["task"] == stuck_runs_reap_task.name
     assert entry["schedule"] == settings.SCORING_REAPER_INTERVAL
     # A lost queued run is sent again within minutes, not after SCORING_STUCK_SECONDS (hours).
     assert settings.SCORING_QUEUED_RESEND_SECONDS + settings.SCORING_REAPER_INTERVAL <= 5 * 60
@@ -92,7 +92,7 @@ def test_a_stuck_run_is_requeued_by_the_reaper_and_then_scored(submit_catalog, s
     assert run.status == "scoring"
     worker = reaper_worker()
     try:
-        assert reap_stuck_runs.delay().get(timeout=60) == {"requeued": 1, "failed": 0, "resent": 0}
+        assert stuck_runs_reap_task.delay().get(timeout=60) == {"requeued": 1, "failed": 0, "resent": 0}
         wait_for(lambda: status_of(run) in ("scored", "failed"), 300, "the re-queued run to be scored")
     finally:
         stop_celery_worker(worker)
@@ -109,7 +109,7 @@ def test_a_run_that_sticks_again_fails_with_a_reason_and_a_maintainer_requeues_i
     run = stuck_run(submitter, run_results["reference"], tmp_path)
     worker = reaper_worker(requeues=0)
     try:
-        assert reap_stuck_runs.delay().get(timeout=60) == {"requeued": 0, "failed": 1, "resent": 0}
+        assert stuck_runs_reap_task.delay().get(timeout=60) == {"requeued": 0, "failed": 1, "resent": 0}
         run.refresh_from_db()
         assert run.status == "failed"
         assert run.status_reason == ("stuck: scoring did not finish within 5 s after 1 tries; "
@@ -143,7 +143,7 @@ def test_a_queued_run_whose_message_was_lost_is_sent_again_within_minutes_and_sa
     worker = reaper_worker()  # RESEND_AFTER seconds, far below SCORING_STUCK_AFTER's default of hours
     try:
         time.sleep(RESEND_AFTER + 1)
-        assert reap_stuck_runs.delay().get(timeout=60)["resent"] == 1
+        assert stuck_runs_reap_task.delay().get(timeout=60)["resent"] == 1
         wait_for(lambda: status_of(draft) in ("scored", "failed"), 300, "the queued run to be scored")
     finally:
         stop_celery_worker(worker)

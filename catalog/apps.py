@@ -2,5 +2,5 @@ from django.apps import AppConfig
 
 
 class CatalogConfig(AppConfig):
-    name = "portal.catalog"
+    name = "catalog"
     label = "catalog"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from portal.catalog import apis, views
+from catalog import apis, views
 
 api_urls = [
     path("datasets", apis.DatasetListApi.as_view(), name="api-datasets"),

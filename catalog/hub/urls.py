@@ -2,7 +2,7 @@
 
 from django.urls import re_path
 
-from portal.hub import views
+from catalog.hub import views
 
 REPO = r"(?P<repo>[^/]+(?:/[^/]+)?)"
 REV = r"(?P<revision>[^/]+)"

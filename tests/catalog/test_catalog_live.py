@@ -15,7 +15,7 @@ from scoring.models import Instance, Task
 from tests.support import OUR_CLI, read_archive_members, run_cli, screenshot
 
 pytestmark = [pytest.mark.slow]
-TASKS_ROOT = Path(__file__).resolve().parents[3] / "tasks"
+TASKS_ROOT = Path(__file__).resolve().parents[2] / "tasks"
 
 
 def test_every_task_on_disk_enters_the_catalog_in_both_datasets(full_catalog, db):

@@ -6,11 +6,11 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
+from catalog import urls as catalog_urls
 from leaderboard import apis as leaderboard_apis
 from portal import health, views
 from portal.accounts import apis as account_apis
 from portal.accounts import views as account_views
-from portal.catalog import urls as catalog_urls
 from portal.guides import urls as guide_urls
 from portal.status import views as status_views
 from portal.submissions import urls as submission_urls
@@ -52,5 +52,5 @@ urlpatterns = [
     path("submit", RedirectView.as_view(url="/submit/dashboard")),
     path("submit/", include(submit_pages)),
     path("leaderboard/", include("leaderboard.urls")),
-    path("hf/", include("portal.hub.urls")),
+    path("hf/", include("catalog.hub.urls")),
 ]

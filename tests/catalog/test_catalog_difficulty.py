@@ -13,7 +13,7 @@ from proposals.models import Proposal, ReviewEvent, Revision
 from scoring.catalog import catalog_load
 from tests.cli.agent_runs import cli, cli_env
 
-TINY = Path(__file__).resolve().parents[2] / "scoring" / "catalog" / "tiny_task"
+TINY = Path(__file__).resolve().parents[1] / "scoring" / "catalog" / "tiny_task"
 TASK_ID = "demo.tiny_sum"
 # Writes the answer only when the prompt gives the method (B1/B2), or at every level.
 SOLVES_B1_B2 = ("if [ {prompt_level} = b1 ] || [ {prompt_level} = b2 ]; then "

@@ -18,9 +18,9 @@ from typing import Any
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from portal.catalog import selectors as catalog
-from portal.catalog.instance_files import InstanceFile
+from catalog import selectors as catalog
 from portal.errors import NotFound
+from scoring.instance_files import InstanceFile
 from scoring.models import Dataset, Instance
 
 OFFICIAL_ORG = "Apexintelligence-AI"

@@ -5,7 +5,7 @@ from typing import Any
 from celery import Celery, Task
 from django.db.utils import OperationalError
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 # A task that meets a locked database tries again this often, waiting 1, 2, 4, … s (jittered).
 DATABASE_LOCKED_RETRIES = 8
@@ -19,7 +19,7 @@ def database_locked(exc: BaseException) -> bool:
 class PortalTask(Task):
     """Every task of the Portal. On the embedded SQLite database the web server and the worker
     write at once; a task that still loses the write lock after the busy timeout is retried with
-    backoff instead of dying (a dead `score_submission` left its run queued until the reaper)."""
+    backoff instead of dying (a dead `scoring_run_start_task` left its run queued until the reaper)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:

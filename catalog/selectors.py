@@ -11,10 +11,9 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from contracts import difficulty as policy
-from contracts import digests
-from portal.catalog import instance_files
 from portal.errors import NotFound, ValidationFailed
 from proposals.models import Proposal, ReviewEvent
+from scoring import instance_files
 from scoring.models import Dataset, Instance, Task
 
 PUBLIC_TASK_STATUSES = (Task.Status.SAMPLE, Task.Status.FINAL)
@@ -32,13 +31,6 @@ def task_public_list() -> QuerySet[Task]:
         .only("id", "domain", "name", "version", "status", "public_meta", "unscorable_reason")
         .order_by("domain", "id")
     )
-
-
-def task_unscorable_reasons(task_ids: Iterable[str]) -> dict[str, str]:
-    """Why this Portal cannot score each of these tasks, for those it cannot (their custom scorer
-    imports what the scoring environment lacks; found when the task was loaded)."""
-    return dict(Task.objects.filter(id__in=set(task_ids)).exclude(unscorable_reason="")
-                .values_list("id", "unscorable_reason"))
 
 
 def task_public_get(task_id: str) -> Task:
@@ -127,11 +119,6 @@ def instance_served_file(instance: Instance, relative_path: str) -> tuple[instan
     if served is None:
         raise NotFound(f"No file {relative_path!r} in instance {instance.instance_id}.")
     return served, instance_files.archive_file_path(instance, relative_path)
-
-
-def instance_input_digest(instance: Instance) -> str:
-    """Digest of what the agent is given for this instance (prompts and data/), as `asibench run` records it."""
-    return digests.input_digest({path: f.sha256 for path, f in instance_files.archive_files(instance).items()})
 
 
 def task_datasets(task: Task) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.test import Client
 
-from portal.hub import selectors as hub
+from catalog.hub import selectors as hub
 from scoring.models import Instance, Task
 from tests.support import read_archive_members
 

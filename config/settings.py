@@ -105,7 +105,7 @@ INSTALLED_APPS = [
     "allauth.account",
     "portal",
     "portal.accounts",
-    "portal.catalog",
+    "catalog",
     "portal.guides",
     "portal.status",
     "portal.submissions",
@@ -128,8 +128,8 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
 ]
 
-ROOT_URLCONF = "portal.urls"
-WSGI_APPLICATION = "portal.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
@@ -428,6 +428,8 @@ PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10
 # The per-day quotas below (confirms per user and site-wide, proposal validations) count over any
 # QUOTA_WINDOW_HOURS, a rolling window rather than a calendar day.
 QUOTA_WINDOW_HOURS = 24
+# The confidence of the board's bootstrap intervals (leaderboard.stats), which the guides quote too.
+BOARD_INTERVAL_CONFIDENCE = 0.95
 # Scoring is an oracle on private references: per-user confirms in any 24 hours, and results
 # (instance x level x attempt) scored from one bundle. A full seed42 run is tasks x 4 levels.
 CONFIRMS_PER_DAY_LIMIT = env_int("ASIBENCH_CONFIRMS_PER_DAY", 5, minimum=1)
@@ -478,6 +480,12 @@ CELERY_BEAT_SCHEDULE = {
                               "schedule": float(SCORING_REAPER_INTERVAL)},
 }
 
+# What runs once a scoring run completes, in this order (portal.submissions.scoring_runs): each takes
+# the scoring run's id; a failing one is logged and never undoes the scoring.
+SCORING_RUN_COMPLETION_HOOKS = [
+    "leaderboard.services.integrity_flags_compute_for_run",
+    "leaderboard.services.owner_notify_scored",
+]
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
 SCORING_MEMORY_BYTES = env_int("ASIBENCH_SCORING_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
 # Disk a scorer may write beside the staged outputs it is given (its sandbox's scratch dir).

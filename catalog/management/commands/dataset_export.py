@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from portal.hub import selectors as hub
+from catalog.hub import selectors as hub
 from scoring.models import Dataset
 
 

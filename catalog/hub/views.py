@@ -21,9 +21,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from portal.catalog.throttles import DownloadThrottle
-from portal.hub import selectors
-from portal.hub.selectors import BadRequest, HubError
+from catalog.hub import selectors
+from catalog.hub.selectors import BadRequest, HubError
+from catalog.throttles import DownloadThrottle
 from portal.public_urls import public_url
 
 RANGE_RE = re.compile(r"bytes=(\d*)-(\d*)")

@@ -3,8 +3,8 @@ from itertools import groupby
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from catalog import selectors
 from contracts import PROMPT_LEVELS
-from portal.catalog import selectors
 from portal.errors import NotFound
 from portal.guides.faq import help_path
 from portal.markdown import render_markdown

@@ -7,7 +7,7 @@ from django.test import Client
 
 from scoring.catalog import catalog_load
 
-TINY = Path(__file__).resolve().parents[2] / "scoring" / "catalog" / "tiny_task"
+TINY = Path(__file__).resolve().parents[1] / "scoring" / "catalog" / "tiny_task"
 
 
 def test_a_prompt_cannot_inject_html_or_script_links(db, tmp_path):

@@ -8,8 +8,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from portal.catalog import selectors
-from portal.catalog.throttles import DownloadThrottle
+from catalog import selectors
+from catalog.throttles import DownloadThrottle
+from scoring.selectors import instance_input_digest
 
 
 class DatasetListApi(APIView):
@@ -38,7 +39,7 @@ class InstanceListApi(APIView):
                 "dataset": selectors.dataset_public_dict(ds),
                 "instances": [
                     {**selectors.instance_public_dict(i), "download_url": f"{base}{i.instance_id}/archive",
-                     "input_digest": selectors.instance_input_digest(i)}
+                     "input_digest": instance_input_digest(i)}
                     for i in instances
                 ],
             }
