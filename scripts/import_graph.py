@@ -21,6 +21,22 @@ from pathlib import Path
 
 PACKAGES = ("config", "portal", "catalog", "scoring", "leaderboard", "proposals", "cli_client", "contracts")
 RANK = {"top": 0, "lazy": 1, "typing": 2}
+# Code that must run without Django: in the scoring sandbox, in the CLI, or as plain functions the
+# web tier calls. A module here may import only other pure modules and no web framework
+# (tests/test_import_rules.py holds it). A name ending in "." is a whole package.
+PURE_CORES = (
+    "contracts.", "cli_client.", "scoring.engine.", "scoring.sandbox.", "scoring.judging.",
+    "scoring.aggregation", "scoring.runtimes", "leaderboard.stats", "portal.guides.faq",
+    "portal.submissions.bundle_verify", "portal.submissions.evidence", "portal.submissions.long_texts",
+)
+WEB_FRAMEWORKS = frozenset({"django", "rest_framework", "celery", "kombu", "allauth", "drf_spectacular", "storages",
+                            "whitenoise", "gunicorn", "dj_database_url"})
+# The server side: none of it may import the client package.
+SERVER_PACKAGES = ("config", "portal", "catalog", "scoring", "leaderboard", "proposals")
+
+
+def is_pure(module: str) -> bool:
+    return any(module == core.rstrip(".") or (core.endswith(".") and module.startswith(core)) for core in PURE_CORES)
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -94,6 +110,27 @@ def _module_edges(tree: ast.AST, current: str, is_package: bool, modules: set[st
 
     visit(tree, "top")
     return found
+
+
+def external_imports(root: Path) -> dict[str, set[str]]:
+    """{module: top-level names of what it imports from outside the project}, at run time (not
+    under TYPE_CHECKING)."""
+    out: dict[str, set[str]] = {}
+    for path in iter_sources(root):
+        found: set[str] = set()
+        stack: list[ast.AST] = [ast.parse(path.read_text(), filename=str(path))]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.If) and _is_type_checking(node.test):
+                stack.extend(node.orelse)
+                continue
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                found.add(node.module.split(".")[0])
+            stack.extend(ast.iter_child_nodes(node))
+        out[module_name(root, path)] = found - set(PACKAGES)
+    return out
 
 
 def collect_edges(root: Path) -> tuple[set[str], dict[tuple[str, str], str]]:

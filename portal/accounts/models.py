@@ -5,6 +5,9 @@ from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.db import models
 from django.utils import timezone
 
+# Maintainers are the members of this group (user_make_maintainer).
+MAINTAINERS_GROUP = "maintainers"
+
 
 class UserManager(BaseUserManager["User"]):
     use_in_migrations = True

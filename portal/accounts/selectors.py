@@ -4,8 +4,7 @@ from allauth.account.models import EmailAddress
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
-from portal.accounts.models import CliToken, User
-from portal.accounts.services import MAINTAINERS_GROUP
+from portal.accounts.models import MAINTAINERS_GROUP, CliToken, User
 
 
 def user_is_maintainer(user: User | AnonymousUser) -> bool:

@@ -11,13 +11,13 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from django.utils import timezone
 
-from portal.accounts.models import CliToken, DeviceAuthorization, User
+from portal.accounts.models import MAINTAINERS_GROUP, CliToken, DeviceAuthorization, User
+from portal.accounts.selectors import user_email_verified
 from portal.errors import NotFound, PermissionDenied, PortalError, ValidationFailed
 
 TOKEN_PREFIX = "asi_pat_"
 # allauth's page listing the user's addresses, with "Re-send verification".
 EMAIL_PAGE = "/accounts/email/"
-MAINTAINERS_GROUP = "maintainers"
 # Consonants only: codes are typed by hand and must not spell words or confuse 0/O, 1/I.
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"
 # What a CLI token may do. `read` tokens only read (check the login, list a draft's files);
@@ -45,8 +45,6 @@ def user_require_verified_email(*, user: User) -> None:
     """Tokens, device approvals, uploads and confirms need a verified address: sign-ups are free, and
     each account is one more scoring quota. (Signing in already needs one when verification is
     mandatory; this also holds for sessions and tokens from before, and for `optional`.)"""
-    from portal.accounts.selectors import user_email_verified  # selectors imports this module
-
     if not user_email_verified(user):
         raise EmailUnverified(
             f"Verify your e-mail address first: follow the link we sent to {user.email}. "

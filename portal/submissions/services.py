@@ -19,9 +19,9 @@ from django.utils import timezone
 from contracts import PROMPT_LEVELS
 from contracts.agent_label import agent_label
 from contracts.sandbox_policy import policy_name
-from portal.accounts.models import User
+from portal.accounts.models import MAINTAINERS_GROUP, User
 from portal.accounts.selectors import user_is_maintainer
-from portal.accounts.services import MAINTAINERS_GROUP, user_require_verified_email
+from portal.accounts.services import user_require_verified_email
 from portal.errors import (
     NotFound,
     PayloadTooLarge,
