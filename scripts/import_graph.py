@@ -23,9 +23,9 @@ PACKAGES = ("config", "portal", "catalog", "scoring", "leaderboard", "proposals"
 RANK = {"top": 0, "lazy": 1, "typing": 2}
 # Code that must run without Django: in the scoring sandbox, in the CLI, or as plain functions the
 # web tier calls. A module here may import only other pure modules and no web framework
-# (tests/test_import_rules.py holds it). A name ending in "." is a whole package.
+# (tests/test_import_rules.py holds it). Each name is a module or a whole package.
 PURE_CORES = (
-    "contracts.", "cli_client.", "scoring.engine.", "scoring.sandbox.", "scoring.judging.",
+    "contracts", "cli_client", "scoring.engine", "scoring.sandbox", "scoring.judging",
     "scoring.aggregation", "scoring.runtimes", "leaderboard.stats", "portal.guides.faq",
     "portal.submissions.bundle_verify", "portal.submissions.evidence", "portal.submissions.long_texts",
 )
@@ -36,7 +36,7 @@ SERVER_PACKAGES = ("config", "portal", "catalog", "scoring", "leaderboard", "pro
 
 
 def is_pure(module: str) -> bool:
-    return any(module == core.rstrip(".") or (core.endswith(".") and module.startswith(core)) for core in PURE_CORES)
+    return any(module == core or module.startswith(core + ".") for core in PURE_CORES)
 
 
 def module_name(root: Path, path: Path) -> str:

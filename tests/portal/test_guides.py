@@ -42,10 +42,10 @@ def _codes_passed_on(tree: ast.Module) -> dict[str, int]:
 def verifier_reason_codes() -> set[str]:
     """Every code `bundle_verify` can raise, read from its source: a literal first argument of
     BundleRejected, or a literal handed to a helper that passes its `code` parameter on."""
-    tree = ast.parse(Path(bundle_verify.__file__).read_text())
-    helpers = _codes_passed_on(tree)
+    trees = [ast.parse(path.read_text()) for path in sorted(Path(bundle_verify.__file__).parent.glob("*.py"))]
+    helpers = {name: position for tree in trees for name, position in _codes_passed_on(tree).items()}
     codes: set[str] = set()
-    for call in ast.walk(tree):
+    for call in (node for tree in trees for node in ast.walk(tree)):
         if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
             continue
         position = 0 if call.func.id == "BundleRejected" else helpers.get(call.func.id)
