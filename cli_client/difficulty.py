@@ -14,7 +14,8 @@ import platform
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,51 +164,85 @@ def run_check(options: CheckOptions, *, host_env: Mapping[str, str], repo_root: 
                                 "(expected <tasks-dir>/<domain>/<name>/task_meta.yaml with that id)")
     task_dir = Path(task["_task_dir"]).resolve()
     judges_check(mapping_at(task, "evaluation"), host_env)
+    seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="asibench_difficulty_") as tmp:
         work = Path(tmp)
-        started = time.monotonic()
-        generate_instances(task, options, work / "instances")
-        generation_seconds = time.monotonic() - started
+        with _timed(seconds, "generation_seconds"):
+            generate_instances(task, options, work / "instances")
+        with _timed(seconds, "agent_execution_seconds"):
+            outcomes = _run_agent(options, work, host_env=host_env, repo_root=repo_root, on_start=on_start,
+                                  on_done=on_done)
+        with _timed(seconds, "scoring_seconds"):
+            scored = _score_all(outcomes, options, work / "results", task_dir, on_scored)
+        replay = _scorer_replay(outcomes, scored.results, work / "results", task_dir, options)
 
-        run_options = RunOptions(
-            instances_dir=work / "instances", output_dir=work / "results", agent_cmd=options.agent_cmd,
-            sandbox=options.sandbox, tasks_dir=options.tasks_dir, tasks=(options.task_id,),
-            prompt_levels=options.prompt_levels, timeout=options.timeout, ro_mounts=options.ro_mounts,
-            pass_env=options.pass_env, agent_config=options.agent_config,
-        )
-        try:
-            runner = Runner(run_options, host_env=host_env, repo_root=repo_root)
-        except CliError as exc:
-            raise DifficultyAborted(str(exc)) from None
-        started = time.monotonic()
-        outcomes = runner.run(on_start=on_start, on_done=on_done)
-        agent_seconds = time.monotonic() - started
-        broken = [o for o in outcomes if o.status != "completed"]
-        if broken:
-            listing = ", ".join(f"{o.item.stem} {o.status}" for o in broken)
-            raise DifficultyAborted(f"{len(broken)} of {len(outcomes)} agent runs did not complete ({listing}); "
-                                    "the check is aborted and nothing was scored or saved")
-
-        started = time.monotonic()
-        scores: list[dict[str, Any]] = []
-        by_level: dict[str, list[float]] = {level: [] for level in options.prompt_levels}
-        results: dict[str, dict[str, Any]] = {}
-        for outcome in outcomes:
-            result = _score_outcome(outcome, work / "results", task_dir, options.scorer_timeout)
-            final = _final(result)
-            results[outcome.item.stem] = result
-            by_level[outcome.item.level].append(final)
-            scores.append({"instance_id": outcome.item.instance.instance_id, "prompt_level": outcome.item.level,
-                           "final_score": final, "evaluation_status": result.get("evaluation_status"),
-                           "error": result.get("error")})
-            if on_scored:
-                on_scored(outcome, final)
-        scoring_seconds = time.monotonic() - started
-        replay = _scorer_replay(outcomes, results, work / "results", task_dir, options)
-
-    rows = [policy.level_row(level, by_level[level], options.threshold) for level in options.prompt_levels]
+    rows = [policy.level_row(level, scored.by_level[level], options.threshold) for level in options.prompt_levels]
     outcome_verdict = policy.verdict(rows)
-    evaluation = {
+    return CheckReport(
+        task_id=options.task_id, task_version=str(task.get("version") or ""), task_dir=task_dir, rows=rows,
+        verdict=outcome_verdict, evaluation=_evaluation_record(options, rows, outcome_verdict), scores=scored.scores,
+        runtime_evidence={**{name: round(value, 2) for name, value in seconds.items()},
+                          "environment": f"{platform.platform()}, Python {platform.python_version()}"},
+        scorer_replay=replay,
+    )
+
+
+@contextmanager
+def _timed(seconds: dict[str, float], name: str) -> Iterator[None]:
+    started = time.monotonic()
+    yield
+    seconds[name] = time.monotonic() - started
+
+
+def _run_agent(options: CheckOptions, work: Path, *, host_env: Mapping[str, str], repo_root: Path,
+               on_start: Callable[[WorkItem], None] | None,
+               on_done: Callable[[Outcome], None] | None) -> list[Outcome]:
+    """The agent on every generated instance and level, as `asibench run` would; every run must complete."""
+    run_options = RunOptions(
+        instances_dir=work / "instances", output_dir=work / "results", agent_cmd=options.agent_cmd,
+        sandbox=options.sandbox, tasks_dir=options.tasks_dir, tasks=(options.task_id,),
+        prompt_levels=options.prompt_levels, timeout=options.timeout, ro_mounts=options.ro_mounts,
+        pass_env=options.pass_env, agent_config=options.agent_config,
+    )
+    try:
+        runner = Runner(run_options, host_env=host_env, repo_root=repo_root)
+    except CliError as exc:
+        raise DifficultyAborted(str(exc)) from None
+    outcomes = runner.run(on_start=on_start, on_done=on_done)
+    broken = [o for o in outcomes if o.status != "completed"]
+    if broken:
+        listing = ", ".join(f"{o.item.stem} {o.status}" for o in broken)
+        raise DifficultyAborted(f"{len(broken)} of {len(outcomes)} agent runs did not complete ({listing}); "
+                                "the check is aborted and nothing was scored or saved")
+    return outcomes
+
+
+@dataclass
+class _Scored:
+    scores: list[dict[str, Any]] = field(default_factory=list)
+    by_level: dict[str, list[float]] = field(default_factory=dict)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _score_all(outcomes: list[Outcome], options: CheckOptions, results_dir: Path, task_dir: Path,
+               on_scored: Callable[[Outcome, float], None] | None) -> _Scored:
+    scored = _Scored(by_level={level: [] for level in options.prompt_levels})
+    for outcome in outcomes:
+        result = _score_outcome(outcome, results_dir, task_dir, options.scorer_timeout)
+        final = _final(result)
+        scored.results[outcome.item.stem] = result
+        scored.by_level[outcome.item.level].append(final)
+        scored.scores.append({"instance_id": outcome.item.instance.instance_id, "prompt_level": outcome.item.level,
+                              "final_score": final, "evaluation_status": result.get("evaluation_status"),
+                              "error": result.get("error")})
+        if on_scored:
+            on_scored(outcome, final)
+    return scored
+
+
+def _evaluation_record(options: CheckOptions, rows: list[dict[str, Any]], outcome_verdict: str) -> dict[str, Any]:
+    """The `scores/<task_id>.json` evaluation entry (scoring contract §4.5)."""
+    return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "trigger": "manual",
         "trigger_ref": None,
@@ -224,15 +259,6 @@ def run_check(options: CheckOptions, *, host_env: Mapping[str, str], repo_root: 
             "scores": {row["prompt_level"]: {k: row[k] for k in ("mean", "max", "min", "n")} for row in rows},
         }],
     }
-    return CheckReport(
-        task_id=options.task_id, task_version=str(task.get("version") or ""), task_dir=task_dir, rows=rows,
-        verdict=outcome_verdict, evaluation=evaluation, scores=scores,
-        runtime_evidence={"generation_seconds": round(generation_seconds, 2),
-                          "agent_execution_seconds": round(agent_seconds, 2),
-                          "scoring_seconds": round(scoring_seconds, 2),
-                          "environment": f"{platform.platform()}, Python {platform.python_version()}"},
-        scorer_replay=replay,
-    )
 
 
 def _scorer_replay(outcomes: list[Outcome], results: dict[str, dict[str, Any]], results_dir: Path,

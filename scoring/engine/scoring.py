@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,113 @@ class _Evaluation:
             return internal_error_detail(name, max_score, exc)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """A task's evaluation block, read and checked before anything is scored."""
+
+    gates: list[dict[str, Any]]
+    severities: list[str]
+    scoring: list[dict[str, Any]]
+    weights: list[float]
+    mode: str
+
+
+def _plan(task: dict[str, Any]) -> _Plan:
+    evaluation = task.get("evaluation")
+    if not isinstance(evaluation, dict):
+        raise EvaluationConfigError("task has no evaluation mapping")
+    if evaluation.get("runtime") not in (None, "task"):
+        raise EvaluationConfigError(f"evaluation.runtime {evaluation['runtime']!r} is not supported (only 'task')")
+    gates, scoring = _entries(evaluation, "gates"), _entries(evaluation, "scoring")
+    return _Plan(
+        gates=gates,
+        severities=[_severity(entry, f"gates[{i}] ({entry['scorer']})") for i, entry in enumerate(gates)],
+        scoring=scoring,
+        weights=[_weight(entry, f"scoring[{i}] ({entry['scorer']})") for i, entry in enumerate(scoring)],
+        mode=str(evaluation.get("hard_fail_score_mode") or "zero"),
+    )
+
+
+class _Result:
+    """The result dict of one scoring, and the three ways it ends: invalid, judges pending, completed."""
+
+    def __init__(self, prompt_level: str | None, params: dict[str, Any]) -> None:
+        self.started = time.monotonic()
+        self.gate_results: list[ScoreDetail] = []
+        self.score_results: list[ScoreDetail] = []
+        self.data: dict[str, Any] = {
+            "engine_version": ENGINE_VERSION,
+            "compat_framework": COMPAT_FRAMEWORK,
+            "task_id": None,
+            "prompt_level": prompt_level,
+            "parameters": jsonable(params),
+            "hard_gates_passed": False,
+            "gates_passed": False,
+            "soft_gate_failures": 0,
+            "gate_results": [],
+            "score_results": [],
+            "raw_score": None,
+            "final_score": None,
+            "max_score": 0.0,
+            "score_divisor": None,
+            "percent": None,
+            "hard_fail_score_mode": "zero",
+            "evaluation_status": "evaluation_invalid",
+            "scorer_internal_error": False,
+        }
+
+    def _seconds(self) -> float:
+        return round(time.monotonic() - self.started, 3)
+
+    def details(self) -> None:
+        self.data.update(gate_results=[d.to_dict() for d in self.gate_results],
+                         score_results=[d.to_dict() for d in self.score_results])
+
+    def invalid(self, kind: str, message: str) -> dict[str, Any]:
+        self.data.update(evaluation_status="evaluation_invalid", final_score=None, percent=None, failure_kind=kind,
+                         error=message, scoring_seconds=self._seconds())
+        return self.data
+
+    def pending(self, session: JudgeSession) -> dict[str, Any]:
+        self.details()
+        self.data.update(evaluation_status="judges_pending", final_score=None, percent=None,
+                         judge_protocol=JUDGE_PROTOCOL_VERSION, judge_requests=session.pending,
+                         scoring_seconds=self._seconds())
+        return self.data
+
+    def completed(self, final: float) -> dict[str, Any]:
+        max_score = self.data["max_score"]
+        self.data.update(evaluation_status="completed", final_score=final,
+                         percent=(final / max_score * 100.0) if max_score > 0 else 0.0,
+                         scoring_seconds=self._seconds())
+        return self.data
+
+
+def _run_gates(state: _Evaluation, plan: _Plan, result: _Result) -> tuple[bool, int]:
+    """Every gate at weight 1 (§2.5): whether all hard gates passed, and how many soft ones failed."""
+    hard_ok, soft_failures = True, 0
+    for entry, severity in zip(plan.gates, plan.severities, strict=True):
+        detail = state.run(entry["scorer"], state.config_for(entry, 1.0), 1.0)
+        detail.severity = severity
+        result.gate_results.append(detail)
+        if not detail.passed:
+            if severity == "hard":
+                hard_ok = False
+            else:
+                soft_failures += 1
+    return hard_ok, soft_failures
+
+
+def _run_scoring(state: _Evaluation, plan: _Plan, result: _Result) -> float:
+    """Every scoring entry at its weight; the raw score is their sum."""
+    raw = 0.0
+    for entry, weight in zip(plan.scoring, plan.weights, strict=True):
+        detail = state.run(entry["scorer"], state.config_for(entry, weight), weight)
+        result.score_results.append(detail)
+        raw += detail.score
+    return raw
+
+
 def score_instance(
     task_dir: Path,
     pred_dir: Path,
@@ -104,137 +212,61 @@ def score_instance(
     the caller scores again with the replies. While a judge gate waits, the scoring entries are
     not run, so no judge is asked about an output a gate may still reject.
     """
-    started = time.monotonic()
     task_dir, pred_dir, ref_dir = Path(task_dir), Path(pred_dir), Path(ref_dir)
     params = dict(params or {})
-    result: dict[str, Any] = {
-        "engine_version": ENGINE_VERSION,
-        "compat_framework": COMPAT_FRAMEWORK,
-        "task_id": None,
-        "prompt_level": prompt_level,
-        "parameters": jsonable(params),
-        "hard_gates_passed": False,
-        "gates_passed": False,
-        "soft_gate_failures": 0,
-        "gate_results": [],
-        "score_results": [],
-        "raw_score": None,
-        "final_score": None,
-        "max_score": 0.0,
-        "score_divisor": None,
-        "percent": None,
-        "hard_fail_score_mode": "zero",
-        "evaluation_status": "evaluation_invalid",
-        "scorer_internal_error": False,
-    }
-
-    def invalid(kind: str, message: str) -> dict[str, Any]:
-        result.update(
-            evaluation_status="evaluation_invalid",
-            final_score=None,
-            percent=None,
-            failure_kind=kind,
-            error=message,
-            scoring_seconds=round(time.monotonic() - started, 3),
-        )
-        return result
-
+    result = _Result(prompt_level, params)
     try:
         task = load_task(task_dir)
-        result["task_id"] = task.get("id")
-        evaluation = task.get("evaluation")
-        if not isinstance(evaluation, dict):
-            raise EvaluationConfigError("task has no evaluation mapping")
-        if evaluation.get("runtime") not in (None, "task"):
-            raise EvaluationConfigError(f"evaluation.runtime {evaluation['runtime']!r} is not supported (only 'task')")
-        gates, scoring = _entries(evaluation, "gates"), _entries(evaluation, "scoring")
-        weights = [_weight(entry, f"scoring[{i}] ({entry['scorer']})") for i, entry in enumerate(scoring)]
-        severities = [_severity(entry, f"gates[{i}] ({entry['scorer']})") for i, entry in enumerate(gates)]
-        result["max_score"] = sum(weights)
-        divisor = validate_score_divisor(evaluation.get("score_divisor"))
-        mode = str(evaluation.get("hard_fail_score_mode") or "zero")
+        result.data["task_id"] = task.get("id")
+        plan = _plan(task)
+        result.data["max_score"] = sum(plan.weights)
+        divisor = validate_score_divisor(task["evaluation"].get("score_divisor"))
     except EngineError as exc:
-        return invalid(exc.failure_kind, str(exc))
-    result.update(score_divisor=divisor, max_score=sum(weights) / divisor, hard_fail_score_mode=mode)
+        return result.invalid(exc.failure_kind, str(exc))
+    result.data.update(score_divisor=divisor, max_score=sum(plan.weights) / divisor, hard_fail_score_mode=plan.mode)
 
     if not pred_dir.is_dir():
-        return invalid("missing_evaluator_input", f"prediction directory {pred_dir} does not exist")
+        return result.invalid("missing_evaluator_input", f"prediction directory {pred_dir} does not exist")
     if not ref_dir.is_dir() or not any(ref_dir.iterdir()):
-        return invalid("missing_evaluator_input", f"reference directory {ref_dir} is missing or empty")
+        return result.invalid("missing_evaluator_input", f"reference directory {ref_dir} is missing or empty")
 
     state = _Evaluation(pred_dir, ref_dir, params, prompt_level)
     try:
         state.registry = ScorerRegistry(load_custom_scorers(task_dir))
     except CustomScorerLoadError as exc:
-        crash = internal_error_detail("custom_scorer_loader", result["max_score"], exc.__cause__ or exc)
-        result["score_results"] = [crash.to_dict()]
-        result["scorer_internal_error"] = True
-        return invalid("evaluator_runtime_error", crash.message)
+        crash = internal_error_detail("custom_scorer_loader", result.data["max_score"], exc.__cause__ or exc)
+        result.data["score_results"] = [crash.to_dict()]
+        result.data["scorer_internal_error"] = True
+        return result.invalid("evaluator_runtime_error", crash.message)
 
-    gate_results: list[ScoreDetail] = []
-    score_results: list[ScoreDetail] = []
-    hard_ok, soft_failures, raw = True, 0, 0.0
+    raw = 0.0
     session = JudgeSession()
-
-    def pending() -> dict[str, Any]:
-        result.update(evaluation_status="judges_pending", final_score=None, percent=None,
-                      judge_protocol=JUDGE_PROTOCOL_VERSION, judge_requests=session.pending,
-                      gate_results=[d.to_dict() for d in gate_results],
-                      score_results=[d.to_dict() for d in score_results],
-                      scoring_seconds=round(time.monotonic() - started, 3))
-        return result
-
     try:
         with custom_runtime(task_dir), using_registry(state.registry), judge_session(judge_book) as session:
-            for entry, severity in zip(gates, severities, strict=True):
-                detail = state.run(entry["scorer"], state.config_for(entry, 1.0), 1.0)
-                detail.severity = severity
-                gate_results.append(detail)
-                if not detail.passed:
-                    if severity == "hard":
-                        hard_ok = False
-                    else:
-                        soft_failures += 1
+            hard_ok, soft_failures = _run_gates(state, plan, result)
             if session.pending:
-                return pending()
+                return result.pending(session)
             if hard_ok:
-                for entry, weight in zip(scoring, weights, strict=True):
-                    detail = state.run(entry["scorer"], state.config_for(entry, weight), weight)
-                    score_results.append(detail)
-                    raw += detail.score
-            elif mode == "gate_score_sum":
-                raw = sum(d.score for d in gate_results)
+                raw = _run_scoring(state, plan, result)
+            elif plan.mode == "gate_score_sum":
+                raw = sum(d.score for d in result.gate_results)
     except EngineError as exc:  # template errors: the whole instance is invalid (§2.2 notes)
-        result["gate_results"] = [d.to_dict() for d in gate_results]
-        result["score_results"] = [d.to_dict() for d in score_results]
-        return invalid(exc.failure_kind, str(exc))
+        result.details()
+        return result.invalid(exc.failure_kind, str(exc))
 
     if session.pending:
-        return pending()
-    result.update(
-        hard_gates_passed=hard_ok,
-        gates_passed=hard_ok,
-        soft_gate_failures=soft_failures,
-        gate_results=[d.to_dict() for d in gate_results],
-        score_results=[d.to_dict() for d in score_results],
-        raw_score=raw,
+        return result.pending(session)
+    result.details()
+    result.data.update(
+        hard_gates_passed=hard_ok, gates_passed=hard_ok, soft_gate_failures=soft_failures, raw_score=raw,
         # Which recorded judge replies this score rests on (none: no model was involved).
         judge_calls_used=session.used,
     )
-    broken = [d for d in gate_results + score_results if d.internal_error]
+    broken = [d for d in result.gate_results + result.score_results if d.internal_error]
     if broken:
-        result["scorer_internal_error"] = True
+        result.data["scorer_internal_error"] = True
         first = broken[0]
-        return invalid(
+        return result.invalid(
             str(first.details.get("failure_kind") or "evaluator_runtime_error"), f"{first.scorer_name}: {first.message}"
         )
-
-    final = raw / divisor
-    max_score = result["max_score"]
-    result.update(
-        evaluation_status="completed",
-        final_score=final,
-        percent=(final / max_score * 100.0) if max_score > 0 else 0.0,
-        scoring_seconds=round(time.monotonic() - started, 3),
-    )
-    return result
+    return result.completed(raw / divisor)
