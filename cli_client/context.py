@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+import click
 import requests
 
 from cli_client import __version__
-from cli_client.credentials import CredentialStore
-from cli_client.endpoints import portal_api_base, submit_endpoint
 from cli_client.errors import CliError, PortalHttpError
+from cli_client.remote.credentials import CredentialStore
+from cli_client.remote.endpoints import portal_api_base, submit_endpoint
 
 
 @dataclass
@@ -20,6 +21,8 @@ class CliContext:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     stdin: TextIO = field(default_factory=lambda: sys.stdin)
     session: requests.Session = field(default_factory=requests.Session)
+    show_traceback: bool = False
+    """`asibench --traceback`: the error boundary prints the Python traceback too."""
 
     def __post_init__(self) -> None:
         self.session.headers["User-Agent"] = f"asibench-portal-cli/{__version__}"
@@ -85,3 +88,7 @@ def error_detail(response: requests.Response) -> str:
     if isinstance(body, dict) and body.get("detail"):
         return str(body["detail"])
     return response.text[:500]
+
+
+pass_cli = click.make_pass_decorator(CliContext)
+"""Hands a command the `CliContext` that `main` put on click's context."""

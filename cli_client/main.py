@@ -1,6 +1,7 @@
 """Entry point: a thin click group and the one error boundary."""
 
 import sys
+import traceback
 
 import click
 
@@ -18,10 +19,11 @@ from cli_client.errors import CliError, ExitStatus
 
 @click.group()
 @click.version_option(__version__, prog_name="asibench")
+@click.option("--traceback", is_flag=True, help="On an error, also print the Python traceback (for bug reports).")
 @click.pass_context
-def cli(ctx: click.Context) -> None:
+def cli(ctx: click.Context, traceback: bool) -> None:
     """ASI-Bench: pull scientific tasks, run agents, submit results to the Portal."""
-    ctx.ensure_object(CliContext)
+    ctx.ensure_object(CliContext).show_traceback = traceback
 
 
 cli.add_command(auth.login)
@@ -36,8 +38,10 @@ cli.add_command(difficulty_check_command)
 
 
 def main(argv: list[str] | None = None, context: CliContext | None = None) -> None:
+    """The one error boundary: every failure becomes a message on stderr and an exit status."""
+    context = context or CliContext()
     try:
-        cli.main(args=argv, prog_name="asibench", obj=context or CliContext(), standalone_mode=False)
+        cli.main(args=argv, prog_name="asibench", obj=context, standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(ExitStatus.INTERRUPTED)
@@ -45,9 +49,22 @@ def main(argv: list[str] | None = None, context: CliContext | None = None) -> No
         exc.show()
         sys.exit(ExitStatus.USAGE if isinstance(exc, click.UsageError) else ExitStatus.ERROR)
     except CliError as exc:
+        _traceback_if_asked(context)
         click.secho(f"Error: {exc}", fg="red", err=True)
         sys.exit(exc.exit_status)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(ExitStatus.INTERRUPTED)
+    except Exception as exc:  # a bug of ours: say so plainly, and how to report it
+        _traceback_if_asked(context)
+        click.secho(f"Error: unexpected {type(exc).__name__}: {exc}", fg="red", err=True)
+        if not context.show_traceback:
+            click.echo("This is a bug in asibench; run the command again with --traceback and report what it "
+                       "prints.", err=True)
+        sys.exit(ExitStatus.ERROR)
     sys.exit(ExitStatus.OK)
+
+
+def _traceback_if_asked(context: CliContext) -> None:
+    if context.show_traceback:
+        click.echo(traceback.format_exc().rstrip(), err=True)

@@ -35,7 +35,7 @@ COPY cli_client /opt/asibench/cli_client
 RUN find /opt/asibench -name __pycache__ -prune -exec rm -rf {} + \
     && chmod -R a+rX,go-w /opt/asibench \
     && python -c "import site; print(site.getsitepackages()[0])" | xargs -I{} sh -c 'echo /opt/asibench > {}/asibench.pth' \
-    && python -c "import scoring.engine, cli_client.presubmit" \
+    && python -c "import scoring.engine, cli_client.authoring.presubmit" \
     && python -m compileall -q -j0 /opt/asibench "$(python -c 'import site; print(site.getsitepackages()[0])')"
 # ^ bytecode ahead of time: the sandbox's root is read-only, and compiling numpy/scipy on every
 #   run tripled each scoring's start-up.

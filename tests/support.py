@@ -174,6 +174,35 @@ def run_cli(argv: list[str], env: dict[str, str], stdin: str = "", timeout: floa
     return subprocess.run(argv, env=env, input=stdin, capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
+@dataclass
+class CliRun:
+    exit_status: int
+    stdout: str
+    stderr: str
+
+
+def asibench(*args: str, env: dict[str, str], stdin: str = "", context: Any = None) -> CliRun:
+    """`asibench ARGS` run in this process through `cli_client.main.main` and its context seam (as
+    httpie's tests call `http()`): the real commands and error boundary, with `env` and `stdin` as
+    the outside world. `context` replaces the whole `CliContext` (e.g. one whose parts misbehave)."""
+    import contextlib
+    import io
+
+    from cli_client.context import CliContext
+    from cli_client.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    context = context or CliContext(env=env, stdin=io.StringIO(stdin))
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args), context=context)
+        except SystemExit as exc:
+            status = int(exc.code or 0)
+        else:
+            raise AssertionError("cli_client.main.main returned instead of exiting")
+    return CliRun(exit_status=status, stdout=out.getvalue(), stderr=err.getvalue())
+
+
 def issue_token(user: object, name: str = "cli") -> str:
     from portal.accounts.services import cli_token_create
 

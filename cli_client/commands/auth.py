@@ -5,11 +5,10 @@ from typing import Any
 
 import click
 
-from cli_client.context import CliContext
-from cli_client.endpoints import token_settings_url
+from cli_client.context import CliContext, pass_cli
 from cli_client.errors import CliError, PortalHttpError
+from cli_client.remote.endpoints import token_settings_url
 
-pass_cli = click.make_pass_decorator(CliContext)
 ENDPOINT_HELP = "Portal URL (default: $ASIBENCH_SUBMIT_ENDPOINT, then the official Portal)"
 
 

@@ -7,9 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from cli_client.commands.run import REPO_ROOT, STATUS_STYLE, comma_list, parse_agent_config
-from cli_client.context import CliContext
-from cli_client.difficulty import (
+from cli_client.authoring.difficulty import (
     CheckOptions,
     CheckReport,
     check_options,
@@ -17,14 +15,14 @@ from cli_client.difficulty import (
     save_evaluation,
     write_submission_results,
 )
+from cli_client.commands.run import REPO_ROOT, STATUS_STYLE, comma_list, parse_agent_config
+from cli_client.context import CliContext, pass_cli
 from cli_client.errors import CliError
-from cli_client.runner import Outcome
+from cli_client.running.runner import Outcome
 from cli_client.ui import console as make_console
 from contracts import PROMPT_LEVELS
 from contracts import difficulty as policy
 from contracts.task_files import SUBMISSION_FILE
-
-pass_cli = click.make_pass_decorator(CliContext)
 
 
 class DifficultyFailed(CliError):

@@ -6,11 +6,9 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
-from cli_client.context import CliContext
+from cli_client.context import CliContext, pass_cli
 from cli_client.errors import CliError
-from cli_client.instance_fetch import list_instances, pull_instance
-
-pass_cli = click.make_pass_decorator(CliContext)
+from cli_client.remote.instance_fetch import list_instances, pull_instance
 
 
 @click.command("pull")

@@ -10,13 +10,12 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli_client.context import CliContext
+from cli_client.context import CliContext, pass_cli
 from cli_client.errors import CliError
-from cli_client.runner import Outcome, Runner, RunOptions, WorkItem
+from cli_client.running.runner import Outcome, Runner, RunOptions, WorkItem
 from cli_client.ui import console as make_console
 from contracts import PROMPT_LEVELS
 
-pass_cli = click.make_pass_decorator(CliContext)
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STATUS_STYLE = {"completed": "green", "failed": "red", "timeout": "yellow"}
 

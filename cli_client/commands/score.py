@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from cli_client.errors import CliError
-from cli_client.local_score import PUBLIC_REPO, ScoreJob, score_results
+from cli_client.running.local_score import PUBLIC_REPO, ScoreJob, score_results
 from cli_client.ui import console as make_console
 
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import click
 
-from cli_client.context import CliContext, error_detail
-from cli_client.endpoints import bundle_upload_url, portal_api_base
+from cli_client.context import CliContext, error_detail, pass_cli
 from cli_client.errors import CliError, PortalHttpError
-from cli_client.follow import follow_submission, print_final, progress_url
+from cli_client.remote.endpoints import bundle_upload_url, portal_api_base
+from cli_client.remote.follow import follow_submission, print_final, progress_url
 from contracts.bundle import (
     BundleBuildError,
     BundleSummary,
@@ -19,7 +19,6 @@ from contracts.bundle import (
     write_archive,
 )
 
-pass_cli = click.make_pass_decorator(CliContext)
 UPLOAD_TIMEOUT = 300.0
 NOT_SUBMITTED = "NOT SUBMITTED — nothing was uploaded"
 NO_TOKEN = (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cli_client.scaffold import create_task
+from cli_client.authoring.scaffold import create_task
 
 
 @click.command("create")

@@ -18,9 +18,9 @@ import click
 import yaml
 
 from cli_client.commands.auth import validate_token
-from cli_client.context import CliContext
-from cli_client.endpoints import proposal_page_url, token_settings_url
+from cli_client.context import CliContext, pass_cli
 from cli_client.errors import CliError, PortalHttpError
+from cli_client.remote.endpoints import proposal_page_url, token_settings_url
 from contracts.digests import sha256_bytes
 from contracts.task_files import (
     CLIENT_TASK_ID_RE,
@@ -33,7 +33,6 @@ from contracts.task_files import (
 )
 from scoring.engine.safe_yaml import untrusted_yaml_load
 
-pass_cli = click.make_pass_decorator(CliContext)
 UPLOAD_TIMEOUT = 300.0
 
 

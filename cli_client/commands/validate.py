@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from cli_client.authoring.presubmit import ValidationReport, validate_task_dir
 from cli_client.errors import CliError
-from cli_client.presubmit import ValidationReport, validate_task_dir
 from scoring.engine.isolation import private_stdout
 
 MARKS = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"), "skipped": ("SKIP", "yellow")}

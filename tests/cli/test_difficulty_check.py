@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cli_client.runner import SANDBOXES
+from cli_client.running.runner import SANDBOXES
 from contracts.task_files import SUBMISSION_FILE
 from proposals.files import imported_fields
 from tests.cli.agent_runs import AGENT_MOUNTS, AGENTS, REPO, cli, cli_env, snapshot

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_client.presubmit import validate_task_dir
+from cli_client.authoring.presubmit import validate_task_dir
 from tests.cli.agent_runs import cli
 from tests.support import REPO, cli_env
 

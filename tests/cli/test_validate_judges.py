@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_client.difficulty import DifficultyAborted, judges_check
-from cli_client.presubmit import validate_task_dir
+from cli_client.authoring.difficulty import DifficultyAborted, judges_check
+from cli_client.authoring.presubmit import validate_task_dir
 from scoring.engine import load_task
 from tests.judge_endpoint import JudgeEndpoint
 from tests.judges.support import LAYOUTS, endpoint_env

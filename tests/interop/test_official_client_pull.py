@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_client.instance_fetch import MARKER
+from cli_client.remote.instance_fetch import MARKER
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
 from tests.support import (

@@ -176,7 +176,7 @@ def test_half_right_lies_strictly_between_naive_and_reference(
 
 def test_validate_pre_submit_passes(task_dir: Path) -> None:
     """The same checks an author runs before submitting: static rules, determinism, GT self-check."""
-    from cli_client.presubmit import validate_task_dir
+    from cli_client.authoring.presubmit import validate_task_dir
 
     report = validate_task_dir(task_dir)
     assert report.ok, [c.to_dict() for c in report.failures]

@@ -45,7 +45,7 @@ def sandbox_containers(docker: DockerBackend, marker: str) -> list[str]:
 
 
 def test_it_scores_with_the_images_python_numpy_and_scoring_code(docker, workdir, limits):
-    code = ("import os, numpy, scoring.engine, cli_client.presubmit;"
+    code = ("import os, numpy, scoring.engine, cli_client.authoring.presubmit;"
             "print(os.getcwd(), numpy.arange(4).sum(), os.environ['TASK'], os.environ.get('PYTHONPATH'));"
             "open('out.txt', 'w').write('written inside')")
     result = docker.run(py(code), workdir, [], limits)

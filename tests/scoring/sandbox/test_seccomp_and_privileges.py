@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_client.agent_exec import linux_ns_mounts, run_linux_ns
+from cli_client.running.agent_exec import linux_ns_mounts, run_linux_ns
 from proposals.presubmit_sandbox import validate_in_sandbox
 from scoring.catalog import sandbox_backend
 from scoring.sandbox import BackendUnavailable, Limits, get_backend

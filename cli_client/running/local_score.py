@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_client.errors import CliError
-from cli_client.runner import find_catalog_task
+from cli_client.running.runner import find_catalog_task
 from scoring.engine import StagingError, build_local_report, stage_prediction_dir
 from scoring.engine.cli import read_result_line, score_argv
 from scoring.judging.endpoint import PROVIDER_KEY_ENVS
@@ -26,7 +26,7 @@ from scoring.judging.local import score_with_judges
 
 PUBLIC_REPO = "seed31415"
 DEFAULT_REPORT = "local_score_seed31415.json"
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 JUDGE_KEY_ENVS = tuple(name for names in PROVIDER_KEY_ENVS.values() for name in names)
 
 

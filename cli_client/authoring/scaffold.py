@@ -102,7 +102,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from contracts import PROMPT_LEVELS
 
 TASK_DIR = Path(__file__).resolve().parent
 
@@ -135,7 +134,7 @@ def generate(output_dir: Path, params: dict[str, Any]) -> dict[str, Any]:
     (output_dir / "reference").mkdir(parents=True, exist_ok=True)
     np.save(output_dir / "data" / "matrix.npy", matrix)
     np.save(output_dir / "reference" / "eigenvalues_ref.npy", eigenvalues)
-    for level in PROMPT_LEVELS:
+    for level in ("b1", "b2", "b3", "b4"):
         text = (TASK_DIR / f"prompt_{{level}}.md").read_text(encoding="utf-8")
         (output_dir / f"prompt_{{level}}.md").write_text(render(text, p), encoding="utf-8")
     meta = {{

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cli_client import run_records as records
-from cli_client.agent_exec import (
+from cli_client.errors import CliError
+from cli_client.running import run_records as records
+from cli_client.running.agent_exec import (
     OS_NETWORKS,
     AgentRun,
     linux_ns_mounts,
@@ -28,7 +29,6 @@ from cli_client.agent_exec import (
     run_os,
     run_unsandboxed,
 )
-from cli_client.errors import CliError
 from contracts import PROMPT_LEVELS
 from contracts.digests import INPUT_DIGEST_SCHEME, instance_dir_input_digest, sha256_file
 from contracts.sandbox_policy import AGENT_SANDBOXES, sandbox_provenance

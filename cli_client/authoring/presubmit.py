@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from cli_client.local_score import run_engine
+from cli_client.running.local_score import run_engine
 from contracts import PROMPT_LEVELS
 from contracts.digests import has_volatile_keys, stable_json_digest
 from contracts.task_files import PORTAL_TASK_ID_RE
@@ -49,7 +49,7 @@ from scoring.engine.taskdef import mapping_at
 from scoring.judging.local import endpoint_status, score_with_judges
 
 SELFCHECK_SKIPPED_SCORERS = frozenset({"multimodal", "llm_judge", "agent_judge", "code_analysis"})
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 _INTROSPECT = r"""
 import importlib.util, json, sys

@@ -24,11 +24,11 @@ from typing import Any
 import yaml
 
 from cli_client import __version__
+from cli_client.authoring.presubmit import GeneratorFailed, generator_run_local
 from cli_client.errors import CliError, ExitStatus
-from cli_client.local_score import ScoreJob, score_job
-from cli_client.presubmit import GeneratorFailed, generator_run_local
-from cli_client.run_records import redact_agent_config, write_json_atomic
-from cli_client.runner import SANDBOXES, Outcome, Runner, RunOptions, WorkItem, find_catalog_task
+from cli_client.running.local_score import ScoreJob, score_job
+from cli_client.running.run_records import redact_agent_config, write_json_atomic
+from cli_client.running.runner import SANDBOXES, Outcome, Runner, RunOptions, WorkItem, find_catalog_task
 from contracts import PROMPT_LEVELS
 from contracts import difficulty as policy
 from contracts.task_files import SUBMISSION_FILE
