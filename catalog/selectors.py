@@ -156,20 +156,8 @@ def _from_proposal(task: Task) -> dict[str, Any] | None:
 
 
 def _from_scores_file(task: Task) -> dict[str, Any] | None:
-    """The latest evaluation in `scores/<task_id>.json` beside the catalog root the task was loaded from.
-
-    That is where `asibench difficulty-check` run from a repository root keeps it
-    (`tasks/<domain>/<name>/` ↔ `scores/<task_id>.json`). It lives outside the task directory
-    on purpose: re-running the check must not change the task's files and so its revision.
-    """
-    root = Path(task.source_dir).parents[1]
-    record = policy.read_record(policy.record_path(root.parent / "scores", task.id))
-    if record is None or str(record.get("task_id")) != task.id:
-        return None
-    summary = policy.public_summary(record)
-    if summary is None:
-        return None
-    return {**summary, "source": "asibench difficulty-check", "task_version": str(record.get("task_version") or "")}
+    """The difficulty-check record read when the task was loaded (scoring.catalog.difficulty_record_summary)."""
+    return task.difficulty or None
 
 
 def task_difficulty(task: Task) -> dict[str, Any] | None:

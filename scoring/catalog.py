@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.files import File
@@ -17,6 +18,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
+from contracts import difficulty
 from scoring.engine import instance_id_for_seed, sample_params
 from scoring.generation import (
     TaskProblem,
@@ -139,6 +141,23 @@ def task_source_dir(task: Task) -> Path:
     return target
 
 
+def difficulty_record_summary(task_dir: Path, task_id: str) -> dict[str, Any]:
+    """The public summary of the latest evaluation in `scores/<task_id>.json` beside the catalog
+    root `task_dir` belongs to; {} when there is none.
+
+    That is where `asibench difficulty-check` run from a repository root keeps it
+    (`tasks/<domain>/<name>/` ↔ `scores/<task_id>.json`). It lives outside the task directory
+    on purpose: re-running the check must not change the task's files and so its revision.
+    """
+    record = difficulty.read_record(difficulty.record_path(Path(task_dir).parents[1].parent / "scores", task_id))
+    if record is None or str(record.get("task_id")) != task_id:
+        return {}
+    summary = difficulty.public_summary(record)
+    if summary is None:
+        return {}
+    return {**summary, "source": "asibench difficulty-check", "task_version": str(record.get("task_version") or "")}
+
+
 def _task_upsert(source: TaskSource, files: Path | None = None) -> Task:
     archive = task_source_store(files or source.directory, task_id=source.task_id, source_hash=source.source_hash)
     existing = Task.objects.filter(id=source.task_id).first()
@@ -161,6 +180,7 @@ def _task_upsert(source: TaskSource, files: Path | None = None) -> Task:
             "loaded_at": timezone.now(),
             "load_warnings": list(source.warnings),
             "unscorable_reason": source.unscorable,
+            "difficulty": difficulty_record_summary(source.directory, source.task_id),
         },
     )
     return task

@@ -35,6 +35,9 @@ class Task(models.Model):
     load_warnings = models.JSONField(default=list, blank=True)
     # Set when its custom scorer imports what scoring here cannot provide (the modules named).
     unscorable_reason = models.TextField(blank=True)
+    # The public summary of `scores/<task_id>.json` beside the catalog root, read when the task
+    # was loaded: the web host never reads the loading host's disk (contracts.difficulty.public_summary).
+    difficulty = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["domain", "id"]

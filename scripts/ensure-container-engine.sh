@@ -17,7 +17,8 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 # The scientific stack the sandbox carries; the base image's tag names these pins, so changing
 # one builds a new base instead of leaving the Dockerfile to reach a registry.
 SCORING_PINS_RE='^(numpy|scipy|pandas|matplotlib|pillow|PyYAML|click|rich|requests)=='
-pins_tag="$(grep -E "$SCORING_PINS_RE" "$ROOT/requirements/base.txt" | sha256sum | cut -c1-12)"
+# The whole of base.txt, transitive pins included: they are the pip constraints of that build.
+pins_tag="$(sha256sum < "$ROOT/requirements/base.txt" | cut -c1-12)"
 BASE_IMAGE="${ASIBENCH_SANDBOX_BASE_IMAGE:-localhost/asibench-scoring-base:bookworm-$pins_tag}"
 LOG_DIR="${ASIBENCH_ENGINE_LOG_DIR:-/var/log/asibench}"
 # Any pip works for fetching the wheels; the project's venv (made by `make test-deps`) has one.

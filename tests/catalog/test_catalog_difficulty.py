@@ -44,6 +44,8 @@ def test_it_shows_the_latest_difficulty_check_of_a_repository_task(db, catalog: 
     record = json.loads((catalog.parent / "scores" / f"{TASK_ID}.json").read_text())
     assert [e["verdict"] for e in record["evaluations"]] == ["fail", "pass"]
     assert not catalog_load(tasks_root=catalog).failures
+    # The web host has neither the catalog checkout nor its scores/: the load recorded what it shows.
+    shutil.rmtree(catalog.parent)
 
     html = Client().get(f"/tasks/{TASK_ID}/").content.decode()
     section = html[html.index('data-testid="difficulty"'):html.index("<h2>Inputs</h2>")]
@@ -65,8 +67,10 @@ def test_it_says_when_no_evaluation_is_recorded_and_ignores_foreign_records(db, 
     scores.mkdir()
     (scores / f"{TASK_ID}.json").write_text(json.dumps({"task_id": "other.task", "evaluations": [
         {"verdict": "pass", "results": [{"agent": "x", "scores": {"b3": {"mean": 1}}}]}]}))
+    assert not catalog_load(tasks_root=catalog).failures
     assert "No difficulty evaluation recorded yet." in Client().get(f"/tasks/{TASK_ID}/").content.decode()
     (scores / f"{TASK_ID}.json").write_text("{not json")
+    assert not catalog_load(tasks_root=catalog).failures
     response = Client().get(f"/tasks/{TASK_ID}/")
     assert response.status_code == 200 and "No difficulty evaluation recorded yet." in response.content.decode()
 

@@ -40,3 +40,31 @@ NOT_A_NUMBER = ('{"evaluation_status": "completed", "final_score": "NaN", "max_s
 FULL_MARKS_WITH_NUL = ('{"evaluation_status": "completed", "final_score": 1e8, "max_score": 100.0, '
                        '"hard_gates_passed": true, "gate_results": [], "score_results": [{"scorer_name": '
                        '"x\\u0000", "score": 1e8, "max_score": 100.0, "passed": false, "message": "bad\\u0000"}]}')
+
+# At import: write LINE (one per job id of the run) into fd 1 of every process of the sandbox
+# whose fd it can open through /proc: the container's init, the engine, the sandbox's PID 1.
+# In score-batch the first line of a job counts, so a line that lands there is a forged score.
+PROC_FORGER = """
+import json, os, sys
+
+def _jobs():
+    if "--jobs" in sys.argv:
+        spec = sys.argv[sys.argv.index("--jobs") + 1]
+        if spec.startswith("@"):
+            return [str(j["job"]) for j in json.load(open(spec[1:]))]
+    return ["1"]
+
+FORGED_INTO = []
+for pid in os.listdir("/proc"):
+    if not pid.isdigit() or int(pid) == os.getpid():
+        continue
+    try:
+        fd = os.open(f"/proc/{pid}/fd/1", os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        continue
+    for job in _jobs():
+        os.write(fd, (LINE.replace("JOB", job) + "\\n").encode())
+    os.close(fd)
+    FORGED_INTO.append(pid)
+sys.stderr.write(f"forged into fd 1 of pids {FORGED_INTO}\\n")
+"""

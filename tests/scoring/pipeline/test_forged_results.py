@@ -17,6 +17,7 @@ from tests.scoring.pipeline.forgers import (
     NAN,
     NOT_A_NUMBER,
     OWN_PIPE_FORGER,
+    PROC_FORGER,
     SUNK,
 )
 
@@ -137,3 +138,17 @@ def test_a_result_the_scorer_forges_on_its_own_channel_gets_at_most_full_marks(t
     assert outcome["result"]["score_results"] == [{"scorer_name": "x", "score": 100.0, "max_score": 100.0,
                                                    "passed": False, "message": "bad"}]
     assert outcome["reason"] == "bad"
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_no_process_of_the_sandbox_lends_its_stdout_through_proc(tmp_path: Path, backend: str) -> None:
+    # In a container the init (PID 1) holds the container's stdout, which is the engine's result
+    # channel; if task code can open /proc/1/fd/1 it writes a score for every job first.
+    task_dir = hostile_task(tmp_path, PROC_FORGER.replace("LINE", repr(FORGED)))
+    reference, workdir, preds = staged(tmp_path, 2, wrong=True)
+
+    outcomes = results_score_in_sandbox(get_backend(backend), task_dir, reference, PARAMS, workdir, preds)
+
+    assert set(outcomes) == {1, 2}
+    for outcome in outcomes.values():
+        assert outcome["outcome"] == "scored" and 0 <= outcome["percent"] < 50, outcome

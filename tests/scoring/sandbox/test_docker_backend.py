@@ -65,6 +65,23 @@ def test_the_image_carries_bytecode_for_its_read_only_root(docker, workdir, limi
     assert result.stdout_text.split() == ["True"], result.stderr_text
 
 
+def test_the_image_has_the_same_versions_as_the_service_venv(docker, workdir, limits):
+    """Task code must score the same in either backend: every distribution the image carries
+    (transitive ones included, e.g. python-dateutil under pandas) is the version the venv has."""
+    import importlib.metadata as metadata
+    import json
+
+    code = ("import json, importlib.metadata as m;"
+            "print(json.dumps({d.metadata['Name'].lower(): d.version for d in m.distributions()}))")
+    result = docker.run(py(code), workdir, [], limits)
+    assert result.ok, result.stderr_text
+    in_image = json.loads(result.stdout_text)
+    in_venv = {d.metadata["Name"].lower(): d.version for d in metadata.distributions()}
+    shared = set(in_image) & set(in_venv) - {"pip", "setuptools", "wheel"}
+    assert {"numpy", "pandas", "python-dateutil", "six"} <= shared
+    assert {n: (in_image[n], in_venv[n]) for n in shared if in_image[n] != in_venv[n]} == {}
+
+
 def test_it_runs_as_nobody_with_no_capabilities(docker, workdir, limits):
     result = docker.run(["sh", "-c", "id -u; id -g; grep -E '^Cap(Eff|Prm|Bnd):' /proc/self/status;"
                          "grep NoNewPrivs /proc/self/status"], workdir, [], limits)
