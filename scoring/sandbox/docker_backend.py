@@ -47,6 +47,9 @@ IMAGE_ENV_VAR = "ASIBENCH_SANDBOX_IMAGE"
 ENGINE_ENV_VAR = "DOCKER_HOST"  # the engine's API address; docker.from_env() reads it
 CONTAINER_UID = 65534
 CONTAINER_USER = f"{CONTAINER_UID}:{CONTAINER_UID}"
+# PID 1 of every container: our own init, which no process of the container can reach through
+# /proc (an engine-provided init is dumpable and holds the result channel as its stdout).
+CONTAINER_INIT = ["python", "-I", "/opt/asibench/scoring/sandbox/container_init.py"]
 _NANO = 1_000_000_000
 NOFILE_LIMIT = 4096
 NPROC_LIMIT = 16384
@@ -84,7 +87,7 @@ class DockerBackend(SandboxBackend):
         tmpfs_size = f"size={limits.memory_bytes}"
         return {
             "image": self.image,
-            "command": list(argv),
+            "command": [*CONTAINER_INIT, *argv],
             "user": CONTAINER_USER,
             "working_dir": str(workdir),
             "environment": {**BASE_ENV, **{k: v for k, v in limits.env.items() if k not in _DROPPED_ENV}},
@@ -110,7 +113,8 @@ class DockerBackend(SandboxBackend):
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
             "ipc_mode": "private",
-            "init": True,  # reaps orphans so the pids limit is not eaten by zombies
+            # No engine init: CONTAINER_INIT reaps orphans, so the pids limit is not eaten by zombies.
+            "init": False,
             "stdin_open": False,
             "tty": False,
             "detach": True,

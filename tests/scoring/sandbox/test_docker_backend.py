@@ -82,6 +82,21 @@ def test_the_image_has_the_same_versions_as_the_service_venv(docker, workdir, li
     assert {n: (in_image[n], in_venv[n]) for n in shared if in_image[n] != in_venv[n]} == {}
 
 
+def test_pid_1_reaps_orphans_and_lends_its_stdout_to_nobody(docker, workdir, limits):
+    # 100 orphans under a pids limit of 32: only an init that reaps them lets the loop finish.
+    code = ("import os, subprocess\n"
+            "for _ in range(100):\n"
+            "    subprocess.run(['sh', '-c', 'true & exit 0'], check=True)\n"
+            "try:\n"
+            "    os.open('/proc/1/fd/1', os.O_WRONLY)\n"
+            "    print('opened')\n"
+            "except OSError as exc:\n"
+            "    print('refused', exc.errno)\n")
+    result = docker.run(py(code), workdir, [], limits)
+    assert result.ok, result.stderr_text
+    assert result.stdout_text.split() == ["refused", "13"]
+
+
 def test_it_runs_as_nobody_with_no_capabilities(docker, workdir, limits):
     result = docker.run(["sh", "-c", "id -u; id -g; grep -E '^Cap(Eff|Prm|Bnd):' /proc/self/status;"
                          "grep NoNewPrivs /proc/self/status"], workdir, [], limits)

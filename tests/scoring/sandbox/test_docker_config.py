@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from scoring.sandbox import Limits, SandboxError, get_backend
-from scoring.sandbox.docker_backend import DEFAULT_IMAGE, DockerBackend
+from scoring.sandbox.docker_backend import CONTAINER_INIT, DEFAULT_IMAGE, DockerBackend
 
 
 @pytest.fixture
@@ -17,6 +17,11 @@ def config(tmp_path: Path) -> dict:
     backend = DockerBackend(image="img:1")
     return backend.container_config(["python", "-m", "scoring.engine"], tmp_path / "work",
                                      [reference, (reference, "/ref")], limits)
+
+
+def test_its_init_is_the_sealed_one_and_runs_the_command(config):
+    assert config["command"] == [*CONTAINER_INIT, "python", "-m", "scoring.engine"]
+    assert config["init"] is False
 
 
 def test_it_isolates_the_container(config):
