@@ -149,7 +149,10 @@ def difficulty_record_summary(task_dir: Path, task_id: str) -> dict[str, Any]:
     (`tasks/<domain>/<name>/` ↔ `scores/<task_id>.json`). It lives outside the task directory
     on purpose: re-running the check must not change the task's files and so its revision.
     """
-    record = difficulty.read_record(difficulty.record_path(Path(task_dir).parents[1].parent / "scores", task_id))
+    parents = Path(task_dir).parents
+    if len(parents) < 3:  # not <root>/<domain>/<name>: no scores/ beside a catalog root
+        return {}
+    record = difficulty.read_record(difficulty.record_path(parents[2] / "scores", task_id))
     if record is None or str(record.get("task_id")) != task_id:
         return {}
     summary = difficulty.public_summary(record)
