@@ -5,7 +5,8 @@
     worker-1  Celery worker (bwrap) and beat; its own var dir and checkout
     worker-2  Celery worker (bwrap); its own var dir and checkout
 
-Every host runs from its own copy of the repository and its own ASIBENCH_VAR_DIR; the catalog is
+Every host runs from its own copy of the repository and its own ASIBENCH_VAR_DIR; each host's processes
+run in their own mount namespace where the other hosts' directories are empty, and the catalog is
 loaded from a copy of tasks/ that is deleted once loaded, so a worker that read task files from
 another host's disk would fail. Needs root (ip netns, veth, bridge) and iproute2.
 
@@ -65,6 +66,8 @@ class Host:
     addr: str
     dir: Path
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+    # The other hosts' directories: covered by an empty tmpfs in this host's own mount namespace.
+    hidden: list[Path] = field(default_factory=list)
 
     @property
     def var_dir(self) -> Path:
@@ -77,9 +80,17 @@ class Host:
     def log(self, name: str) -> Path:
         return self.dir / f"{name}.log"
 
+    def _inside(self, user: str | None = None) -> list[str]:
+        """The prefix that runs a command on this host: its network namespace, and a mount namespace
+        (`ip netns exec` makes one, slave to the machine's) where no other host's directory is visible."""
+        hide = ('while [ "$1" != -- ]; do mount -t tmpfs -o size=64k,mode=0755 other-host "$1" || exit 97; '
+                'shift; done; shift; exec "$@"')
+        return (["ip", "netns", "exec", self.ns, "sh", "-c", hide, "sh", *map(str, self.hidden), "--"]
+                + (["runuser", "-u", user, "--"] if user else []))
+
     def start(self, name: str, argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
               user: str | None = None) -> subprocess.Popen:
-        prefix = ["ip", "netns", "exec", self.ns] + (["runuser", "-u", user, "--"] if user else [])
+        prefix = self._inside(user)
         with self.log(name).open("a") as log:
             proc = subprocess.Popen(prefix + argv, env=env, cwd=cwd or self.dir, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
@@ -88,7 +99,7 @@ class Host:
 
     def run(self, argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
             timeout: float = 600) -> subprocess.CompletedProcess:
-        done = subprocess.run(["ip", "netns", "exec", self.ns, *argv], env=env, cwd=cwd or self.dir,
+        done = subprocess.run([*self._inside(), *argv], env=env, cwd=cwd or self.dir,
                               capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
             raise AssertionError(f"{self.name}: {' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
@@ -183,6 +194,8 @@ class Layout:
         names = ["services", "web"] + [f"worker-{i + 1}" for i in range(workers)]
         self.hosts = {name: Host(name, f"asb-{pid}-{name}", f"{self.subnet}.{i + 2}", self.base / name)
                       for i, name in enumerate(names)}
+        for host in self.hosts.values():
+            host.hidden = [other.dir for other in self.hosts.values() if other is not host]
         self.extra_env = env or {}
         self.made_links: list[str] = []
 

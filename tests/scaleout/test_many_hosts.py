@@ -128,6 +128,15 @@ def board_reads(layout: Layout, rounds: int = 4) -> list[int]:
         return [status for _ in range(rounds) for status in pool.map(read, range(16))]
 
 
+def test_no_host_sees_another_hosts_directory(layout):
+    first, second = layout.workers
+    assert (second.var_dir).is_dir() and any(second.checkout.iterdir()), "the test itself sees both"
+    for host, other in [(first, second), (second, first), (layout.web, first)]:
+        listed = host.run(["sh", "-c", f"ls -A {other.dir}; ls {other.checkout}/scoring 2>&1 || true"]).stdout
+        assert "var" not in listed.split() and "pipeline.py" not in listed, (host.name, other.name, listed)
+    assert "pipeline.py" in first.run(["ls", f"{first.checkout}/scoring"]).stdout
+
+
 def test_every_task_at_every_level_is_scored_once_with_both_worker_hosts_taking_instances(layout, bundle):
     done_before = [layout.instances_done_by(w) for w in layout.workers]
     ids = submit(layout, bundle, runs=3)
