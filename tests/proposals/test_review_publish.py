@@ -13,6 +13,7 @@ from proposals import jobs, services
 from proposals.files import IncomingFile
 from proposals.models import Proposal, ProposalJob
 from proposals.revisions import freeze_problems
+from scoring.catalog import task_source_dir
 from scoring.models import Instance, Task
 from tests.proposals.proposal_support import finished_job, task_files
 from tests.support import start_celery_worker, stop_celery_worker
@@ -108,6 +109,14 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
     assert 'version: "0.2"' in (published / "task_meta.yaml").read_text()
     assert "moments of inertia" in (published / "prompt_b4.md").read_text()  # the accepted revision
     assert Proposal.objects.get(pk=proposal.pk).status == "published" and len(mailoutbox) == 2
+    # Another worker host has neither the publishing host's published dir nor its var dir: it scores
+    # the task from the files the publish put in storage.
+    settings.VAR_DIR = tmp_path / "other-worker-var"
+    elsewhere = task_source_dir(task)
+    assert not elsewhere.is_relative_to(Path(settings.PUBLISHED_TASKS_DIR).resolve())
+    assert elsewhere.is_relative_to(tmp_path / "other-worker-var")
+    assert 'version: "0.2"' in (elsewhere / "task_meta.yaml").read_text()
+    assert (elsewhere / "prompt_b4.md").read_bytes() == (published / "prompt_b4.md").read_bytes()
     worker_mail = "".join(p.read_text() for p in (tmp_path / "worker-mail").iterdir())  # sent by the worker
     assert "Published: physics.toy_spectrum v0.2" in worker_mail and submitter.email in worker_mail
 
