@@ -155,11 +155,6 @@ def _from_proposal(task: Task) -> dict[str, Any] | None:
             "task_version": task.version}
 
 
-def _from_scores_file(task: Task) -> dict[str, Any] | None:
-    """The difficulty-check record read when the task was loaded (scoring.catalog.difficulty_record_summary)."""
-    return task.difficulty or None
-
-
 def task_difficulty(task: Task) -> dict[str, Any] | None:
     """The latest difficulty evaluation of a catalog task, public fields only; None if none is recorded.
 
@@ -169,4 +164,5 @@ def task_difficulty(task: Task) -> dict[str, Any] | None:
     difficulty-check record with agent and model; agent configurations, seeds and anything
     else of the check stay out (see policy.public_summary).
     """
-    return _from_proposal(task) or _from_scores_file(task)
+    # task.difficulty: the difficulty-check record read at catalog load (scoring.catalog.difficulty_record_summary).
+    return _from_proposal(task) or task.difficulty or None
