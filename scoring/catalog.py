@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from contracts import difficulty
+from contracts.archives import extract_tree
 from scoring.engine import instance_id_for_seed, sample_params
 from scoring.generation import (
     TaskProblem,
@@ -129,7 +130,7 @@ def task_source_dir(task: Task) -> Path:
         with default_storage.open(task.source_archive, "rb") as handle, tarfile.open(
             fileobj=handle, mode="r:gz"
         ) as tar:
-            tar.extractall(staging, filter="data")
+            extract_tree(tar, staging)
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.rename(staging / task.id, target)
@@ -543,6 +544,6 @@ def reference_extract(instance: Instance, dest: Path) -> Path:
     with default_storage.open(instance.reference_archive, "rb") as handle, tarfile.open(
         fileobj=handle, mode="r:gz"
     ) as tar:
-        tar.extractall(dest, filter="data")
+        extract_tree(tar, dest)
     return dest / instance.instance_id / "reference"
 

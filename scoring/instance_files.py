@@ -20,6 +20,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files.storage import default_storage
 
+from contracts.archives import extract_tree
 from contracts.digests import sha256_file
 from scoring.models import Instance
 
@@ -62,7 +63,7 @@ def _unpack(instance: Instance, target: Path) -> None:
         if sha256_file(archive) != instance.input_sha256:
             raise ArchiveUnreadable(f"stored archive of {instance.instance_id} does not match its recorded sha256")
         with tarfile.open(archive, "r:gz") as tar:
-            tar.extractall(staging / "tree", filter="data")
+            extract_tree(tar, staging / "tree")
         archive.unlink()
         top = staging / "tree" / instance.instance_id
         files = {}

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, InterfaceError, OperationalError
 
+from contracts.archives import UnsafeArchive, extract_tree
 from scoring.catalog import reference_extract, sandbox_backend, scratch_root, task_source_dir
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_batch_lines, read_result_line, score_argv, score_batch_argv
@@ -60,7 +61,7 @@ class StoredBundleMismatch(Exception):
 INFRASTRUCTURE_ERRORS: tuple[type[Exception], ...] = (
     InfrastructureError, SandboxError, OperationalError, InterfaceError, *STORAGE_ERRORS)
 # Reading an archive from storage: the service failing, or the stream it sent breaking off.
-_READ_ERRORS: tuple[type[Exception], ...] = (*STORAGE_ERRORS, tarfile.TarError)
+_READ_ERRORS: tuple[type[Exception], ...] = (*STORAGE_ERRORS, tarfile.TarError, UnsafeArchive)
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,7 @@ def _extract_data(instance: Instance, dest: Path) -> Path:
         with default_storage.open(instance.input_archive, "rb") as handle, tarfile.open(
             fileobj=handle, mode="r:gz"
         ) as tar:
-            members = [m for m in tar.getmembers() if m.name.startswith(f"{instance.instance_id}/data/")]
-            tar.extractall(dest, members=members, filter="data")
+            extract_tree(tar, dest, select=lambda name: name.startswith(f"{instance.instance_id}/data/"))
     except _READ_ERRORS as exc:
         raise InfrastructureError(f"could not read the instance inputs: {exc}") from exc
     return dest / instance.instance_id / "data"

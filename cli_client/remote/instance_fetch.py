@@ -11,6 +11,7 @@ from typing import Any
 
 from cli_client.context import CliContext
 from cli_client.errors import CliError
+from contracts.archives import UnsafeArchive, extract_tree
 from contracts.digests import tree_hashes
 
 MARKER = ".asibench-pull.json"
@@ -68,7 +69,10 @@ def _extract(archive: Path, instance_id: str, staging: Path) -> Path:
         tops = {m.name.split("/", 1)[0] for m in tar.getmembers()}
         if tops != {instance_id}:
             raise CliError(f"Archive for {instance_id} has an unexpected layout (top-level: {sorted(tops)}).")
-        tar.extractall(staging, filter="data")
+        try:
+            extract_tree(tar, staging)
+        except UnsafeArchive as exc:
+            raise CliError(f"Archive for {instance_id} was not unpacked: {exc}") from exc
     return staging / instance_id
 
 
