@@ -173,3 +173,16 @@ def test_results_of_two_clients_in_one_run_are_flagged_for_reviewers(submit_cata
     assert run.client_label == "asibench-portal-cli 0.1.0", "the client of most results"
     flags = {flag["kind"]: flag["detail"] for flag in run.conformance}
     assert flags["clients"] == "asibench 0.2.0 (official client) ×2, asibench-portal-cli 0.1.0 ×6"
+
+
+def test_the_upload_page_says_the_same_of_a_reupload(first, submitter, run_results, tmp_path):
+    _, body = first
+    Submission.objects.filter(id=body["submission_id"]).update(status="queued", confirmed_at=timezone.now())
+    owner = Client()
+    owner.force_login(submitter.user)
+    with bundle_of(run_results["reference"], tmp_path / "b" / "page.tar.gz").open("rb") as handle:
+        response = owner.post("/submit/submit-results", {"bundle": handle}, follow=True)
+    assert response.redirect_chain == [(f"/submit/submissions/{body['submission_id']}", 302)]
+    assert f"nothing new was created: run {body['submission_id']} is queued for scoring" in \
+        response.content.decode()
+    assert Submission.objects.count() == 1
