@@ -28,13 +28,18 @@ def instances():
     return make_catalog()["seed42"]
 
 
+@pytest.mark.parametrize("expiry", ["session row", "session cookie"])
 def test_a_confirm_after_the_session_expired_signs_in_and_asks_to_press_confirm_again(
-        portal_server, page, submitter, instances):
+        portal_server, page, submitter, instances, expiry):
     draft = run_in_state(submitter.user, instances, "draft")
     browser_login(page, portal_server, submitter)
     page.goto(f"{portal_server.url}/submit/submissions/{draft.id}")
     page.wait_for_selector("[data-testid=confirm]")
-    Session.objects.all().delete()  # the session expires while the draft page is open
+    # The session expires while the draft page is open: on the server, or in the browser.
+    if expiry == "session row":
+        Session.objects.all().delete()
+    else:
+        page.context.clear_cookies(name="sessionid")
 
     page.click("[data-testid=confirm]")
     page.wait_for_selector("input[name=login]")
@@ -49,7 +54,7 @@ def test_a_confirm_after_the_session_expired_signs_in_and_asks_to_press_confirm_
     assert "Not confirmed yet" in note.inner_text() and "again" in note.inner_text()
     assert page.text_content("[data-testid=run-status]").strip() == "draft"
     assert Submission.objects.get(id=draft.id).status == "draft", "signing in confirmed nothing"
-    screenshot(page, "run-page-confirm-again")
+    screenshot(page, f"run-page-confirm-again-{expiry.replace(' ', '-')}")
 
     page.click("[data-testid=confirm]")
     banner = page.wait_for_selector("[data-testid=queue-position]")
