@@ -2,7 +2,11 @@
 carries absolute links built from one setting (ASIBENCH_PUBLIC_URL), never the host:port a request
 came in on: read from the mail as sent (Django's locmem outbox) and followed."""
 
+import os
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 from django.core import mail
@@ -14,7 +18,7 @@ from portal.submissions.scoring_runs import scoring_run_completed_hooks
 from proposals.models import Proposal
 from proposals.services import proposal_comment
 from tests.leaderboard.factories import RunSpec, make_catalog, scored_run
-from tests.support import PASSWORD
+from tests.support import PASSWORD, REPO
 
 pytestmark = pytest.mark.django_db
 PUBLIC = "https://asibench.example"
@@ -134,3 +138,26 @@ def test_the_proposal_mails(submitter, maintainer, django_capture_on_commit_call
     assert_in_the_sites_name(message)
     assert message.subject == "[ASI-Bench Portal] New comment on physics.toy_spectrum"
     assert f"{PUBLIC}/submit/proposals/{proposal.id}" in links(message)
+
+
+def fake_venv_tools(root: Path) -> None:
+    """A gunicorn and a celery that only say which public URL they were started with."""
+    bin_dir = root / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for tool in ("gunicorn", "celery"):
+        (bin_dir / tool).write_text(f'#!/bin/sh\necho "{tool} ASIBENCH_PUBLIC_URL=$ASIBENCH_PUBLIC_URL"\n')
+        (bin_dir / tool).chmod(0o755)
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "http://127.0.0.1:8731"),
+                                                 ("https://asibench.example", "https://asibench.example")])
+def test_make_run_sets_the_public_url_to_its_own_port_unless_given(tmp_path, given, expected):
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(REPO / "scripts" / "run-portal.sh", tmp_path / "scripts" / "run-portal.sh")
+    fake_venv_tools(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "ASIBENCH_PUBLIC_URL"}
+    env.update(PORT="8731", ASIBENCH_VAR_DIR=str(tmp_path / "var"), **({"ASIBENCH_PUBLIC_URL": given} if given else {}))
+    done = subprocess.run(["bash", str(tmp_path / "scripts" / "run-portal.sh")], env=env, capture_output=True,
+                          text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert f"gunicorn ASIBENCH_PUBLIC_URL={expected}" in done.stdout
