@@ -9,6 +9,7 @@ from portal.accounts.services import cli_token_create
 from portal.submissions.models import Submission
 from tests.leaderboard.factories import make_catalog
 from tests.portal.submissions.run_states import run_in_state
+from tests.support import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +95,12 @@ def test_a_revoke_question_about_someone_elses_token_is_a_404(submitter, other_u
     stranger = logged_in(other_user)
     response = stranger.get(f"/submit/settings/tokens/{issued.token.id}/revoke")
     assert response.status_code == 404 and "laptop" not in response.content.decode()
+
+
+def test_a_withdraw_after_the_session_expired_asks_after_login(draft, submitter):
+    browser = Client()
+    to_login = browser.get(f"/submit/submissions/{draft.id}/withdraw")
+    assert to_login.status_code == 302 and to_login["Location"].startswith("/accounts/login/?next=")
+    signed_in = browser.post(to_login["Location"], {"login": submitter.email, "password": PASSWORD}, follow=True)
+    assert signed_in.status_code == 200 and "Withdraw the draft" in signed_in.content.decode()
+    assert Submission.objects.get(id=draft.id).status == "draft"
