@@ -249,7 +249,7 @@ def extract_instances(dataset: str, task_ids: tuple[str, ...], dest: Path) -> Pa
         with default_storage.open(instance.input_archive, "rb") as handle, tarfile.open(
             fileobj=handle, mode="r:gz"
         ) as tar:
-            extract_tree(tar, dest)  # Python 3.11.2 has no extraction filters
+            extract_tree(tar, dest)  # Python 3.11.2 (Debian 12) has no extraction filters
     return dest
 
 

@@ -22,9 +22,10 @@ PUBLISHED, REJECTED = "published", "rejected"
 
 
 def run_state(submission: Submission) -> str:
-    """Where a run stands for its owner: its status (draft, queued, scoring, scored, failed, withdrawn,
-    expired), or "published" / "rejected" once a maintainer decided so (leaderboard.models.RunReview,
-    read through its reverse accessor: this app does not import the leaderboard)."""
+    """Where a run stands, in one word for the upload answer and the progress API: its status (draft,
+    queued, scoring, scored, failed, withdrawn, expired), or "published" / "rejected" once a maintainer
+    decided so (leaderboard.models.RunReview, read through its reverse accessor: this app does not import
+    the leaderboard; the owner's pages word the same decision with leaderboard.selectors.owner_review_states)."""
     review = getattr(submission, "review", None)
     if review is not None and review.state in (PUBLISHED, REJECTED):
         return str(review.state)

@@ -512,6 +512,11 @@ def submission_withdraw(*, user: User, submission_id: str) -> Submission:
     return submission
 
 
+def submission_get_owned(*, user: User, submission_id: str) -> Submission:
+    """The submission if `user` owns it, for pages that lead to an owner's action (the withdraw step)."""
+    return _owned(user, submission_id)
+
+
 def drafts_expire(*, now: Any = None) -> int:
     """Expire unconfirmed drafts past their time; their archives are deleted."""
     now = now or timezone.now()
