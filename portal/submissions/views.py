@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 from portal.errors import NotFound, PortalError
 from portal.guides.faq import help_path
 from portal.pages import AuthedRequest, act_and_redirect, action_confirmed, confirm_first_page, not_found_page
+from portal.public_urls import public_url
 from portal.submissions import selectors, services
 from portal.submissions.apis import UploadThrottle
 from portal.uploads import upload_limit
@@ -49,7 +50,9 @@ def upload_page(request: AuthedRequest) -> HttpResponse:
             except PortalError as exc:
                 error, status, help_url = exc.detail, exc.status_code, help_path(exc.code)
             else:
-                messages.success(request, services.intake_message(result.submission, result.created))
+                run_url = public_url(f"/submit/submissions/{result.submission.id}", request)
+                say = messages.success if result.created else messages.info
+                say(request, services.intake_message(result.submission, result.created, run_url))
                 return redirect("submission-detail", submission_id=result.submission.id)
     return render(request, "submissions/upload.html", {"error": error, "help_url": help_url},
                   status=status if error else 200)
