@@ -1,4 +1,5 @@
 from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 from django.contrib import messages
@@ -13,6 +14,8 @@ from portal.pages import AuthedRequest, act_and_redirect, not_found_page
 from portal.submissions import selectors, services
 from portal.submissions.apis import UploadThrottle
 from portal.uploads import upload_limit
+
+T = TypeVar("T")
 
 
 @login_required
@@ -76,7 +79,7 @@ def submission_live(request: AuthedRequest, submission_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def submission_confirm(request: AuthedRequest, submission_id: str) -> HttpResponse:
-    return _act(request, submission_id, services.submission_confirm, "Confirmed: your run is in the scoring queue.")
+    return _act(request, submission_id, services.submission_confirm, services.confirm_message)
 
 
 @login_required
@@ -85,6 +88,7 @@ def submission_withdraw(request: AuthedRequest, submission_id: str) -> HttpRespo
     return _act(request, submission_id, services.submission_withdraw, "Draft withdrawn; its bundle was deleted.")
 
 
-def _act(request: AuthedRequest, submission_id: str, action: Callable[..., object], success: str) -> HttpResponse:
+def _act(request: AuthedRequest, submission_id: str, action: Callable[..., T], success: str | Callable[[T], str]
+         ) -> HttpResponse:
     return act_and_redirect(request, lambda: action(user=request.user, submission_id=submission_id),
                             then=lambda: redirect("submission-detail", submission_id=submission_id), success=success)
