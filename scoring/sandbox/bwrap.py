@@ -271,7 +271,8 @@ class BwrapBackend(SandboxBackend):
 
         stderr = done.stderr.getvalue()
         if setup_failed and not done.timed_out:
-            raise SandboxError(f"bwrap could not set up the sandbox: {stderr[-2000:]!r}")
+            said = stderr[-2000:].decode("utf-8", errors="replace").strip()
+            raise SandboxError(f"bwrap could not set up the sandbox: {said or 'it exited without a word'}")
         returncode = _decode_exit(done.returncode)
         limit, reason = done.stopped or classify(returncode, stderr, done.timed_out, limits)
         if handback:
