@@ -293,16 +293,39 @@ def wait_until_scored(run: Any, timeout: float = 300) -> Any:
     return Submission.objects.get(id=run.id)
 
 
-# An ordinary user as the kernel sees one: a uid and gid of their own, no supplementary groups, no
-# capabilities. It has no passwd entry: nothing we run needs one, and no test edits /etc/passwd.
+# An ordinary user: an account and group of their own, no supplementary groups, no capabilities.
 UNPRIVILEGED_UID = 64930
+UNPRIVILEGED_USER = "asibench-newcomer"
+
+
+def unprivileged_account() -> None:
+    """Create UNPRIVILEGED_USER (uid and gid UNPRIVILEGED_UID, no home, no login shell) unless it exists.
+    Celery, for one, takes a uid without a passwd entry for a possible root and says so."""
+    import grp
+    import pwd
+
+    for _ in range(20):  # another process may hold the passwd lock for a moment
+        try:
+            grp.getgrgid(UNPRIVILEGED_UID)
+        except KeyError:
+            subprocess.run(["groupadd", "--gid", str(UNPRIVILEGED_UID), UNPRIVILEGED_USER], capture_output=True)
+        try:
+            pwd.getpwuid(UNPRIVILEGED_UID)
+            return
+        except KeyError:
+            subprocess.run(["useradd", "--uid", str(UNPRIVILEGED_UID), "--gid", str(UNPRIVILEGED_UID),
+                            "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin",
+                            UNPRIVILEGED_USER], capture_output=True)
+        time.sleep(0.5)
+    raise RuntimeError(f"could not create the account {UNPRIVILEGED_USER} (uid {UNPRIVILEGED_UID})")
 
 
 def unprivileged_dir(name: str) -> Path:
-    """A fresh directory owned by UNPRIVILEGED_UID, in a parent others can traverse (pytest's tmp
-    root is root's alone). The caller removes it (`shutil.rmtree`) when done."""
+    """A fresh directory owned by UNPRIVILEGED_UID (whose account this makes if need be), in a parent
+    others can traverse (pytest's tmp root is root's alone). The caller removes it (`shutil.rmtree`)."""
     import tempfile
 
+    unprivileged_account()
     parent = Path(tempfile.mkdtemp(prefix=f"asibench-{name}-"))
     parent.chmod(0o755)
     path = parent / "home"
