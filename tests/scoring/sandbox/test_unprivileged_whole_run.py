@@ -7,6 +7,7 @@ Each test starts tests/scoring/sandbox/unprivileged_runner.py as UNPRIVILEGED_UI
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -170,3 +171,27 @@ def test_without_user_namespaces_the_mode_says_why_it_cannot_score(workdir):
     assert out["problem"].startswith(f"bubblewrap cannot start a sandbox here as uid {UNPRIVILEGED_UID}"), out
     assert "Unprivileged user namespaces may be disabled" in out["problem"]
     assert out["error"].startswith("SandboxError: bwrap could not set up the sandbox"), out
+
+
+def test_catalog_load_without_a_usable_sandbox_says_so_in_one_line_and_writes_nothing(workdir):
+    """`make bootstrap` where user namespaces are off (a container's seccomp profile, here): one line, no traceback."""
+    var = workdir / "var"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(workdir), "LANG": "C.UTF-8",
+           "ASIBENCH_VAR_DIR": str(var), "DJANGO_SETTINGS_MODULE": "config.settings"}
+    manage = [PY, str(REPO / "manage.py")]
+    migrated = subprocess.run(as_unprivileged([*manage, "migrate", "--noinput"]), env=env, cwd=REPO,
+                              capture_output=True, text=True, timeout=300)
+    assert migrated.returncode == 0, migrated.stderr[-2000:]
+    spec = {"deny_userns": True, "exec": [*manage, "catalog_load", "--tasks", "chemistry.counterpoise_cbs_energies"]}
+    done = subprocess.run(as_unprivileged([PY, str(RUNNER), json.dumps(spec)]), env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("CommandError: cannot load the catalog: no usable sandbox on this host: bubblewrap "
+                               f"cannot start a sandbox here as uid {UNPRIVILEGED_UID}: bwrap could not set up the "
+                               "sandbox: bwrap: No permissions to create new namespace"), lines[0]
+    with sqlite3.connect(var / "db.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM scoring_task").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM scoring_dataset").fetchone()[0] == 0
