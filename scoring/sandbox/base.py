@@ -123,14 +123,10 @@ class SandboxBackend:
         raise NotImplementedError
 
     def mode(self) -> SandboxMode:
-        """The mode this backend runs in on this host, and why the Portal cannot score with it
-        here, if it cannot (`scoring.sandbox.modes`)."""
+        """The mode this backend runs in on this host (`scoring.sandbox.modes`). Its `problem`:
+        why it cannot enforce `Limits` for a whole run here, or cannot run at all (what to do
+        about it included); the Portal refuses to run such a backend."""
         raise NotImplementedError
-
-    def unenforced_limits(self) -> str | None:
-        """Why this backend cannot enforce `Limits` for a whole run on this host (what to do
-        about it included), else None. The Portal refuses to run such a backend."""
-        return self.mode().problem
 
     def python_command(self) -> list[str]:
         """argv prefix that starts Python inside this backend's sandbox (default: this interpreter)."""
