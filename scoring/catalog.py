@@ -76,6 +76,9 @@ def sandbox_mode() -> SandboxMode:
         return get_backend(settings.SCORING_SANDBOX).mode()
     except SandboxError as exc:  # bwrap not installed, no seccomp table for this machine, …
         return SandboxMode(f"{settings.SCORING_SANDBOX} (unavailable)", str(exc))
+    except Exception as exc:  # a check that broke is a problem to report, never a worker that stops beating
+        logger.exception("the sandbox check failed")
+        return SandboxMode(f"{settings.SCORING_SANDBOX} (unavailable)", f"the sandbox check failed: {exc!r}")
 
 
 def datasets_ensure() -> list[Dataset]:

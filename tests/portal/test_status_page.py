@@ -86,6 +86,15 @@ def test_the_figures_match_a_seeded_queue(client, seeded_queue, settings):
                      "workers": "2"}
 
 
+def test_workers_without_a_usable_sandbox_are_counted_but_their_reason_is_not_shown(client, seeded_queue, settings):
+    settings.WORKER_SEEN_MINUTES = 5
+    WorkerHeartbeat.objects.filter(hostname="worker-b@internal-host-2").update(
+        sandbox_mode=BWRAP_ROOT, sandbox_problem="bubblewrap cannot start a sandbox here as root: internal detail")
+    shown = figures(client)
+    assert (shown["workers"], shown["unable"]) == ("2", "1")
+    assert "internal detail" not in client.get("/status").content.decode()
+
+
 def test_nothing_private_is_shown(client, seeded_queue, submitter):
     html = client.get("/status").content.decode()
     for private in ("internal-host", "worker-a", submitter.email, "secret-agent", "unreleased-model", "seed42__"):
