@@ -291,3 +291,109 @@ def wait_until_scored(run: Any, timeout: float = 300) -> Any:
 
     wait_for(lambda: Submission.objects.get(id=run.id).status in ("scored", "failed"), timeout, "scoring")
     return Submission.objects.get(id=run.id)
+
+
+# An ordinary user: an account and group of their own, no supplementary groups, no capabilities.
+UNPRIVILEGED_UID = 64930
+UNPRIVILEGED_USER = "asibench-newcomer"
+
+
+def unprivileged_account() -> None:
+    """Create UNPRIVILEGED_USER (uid and gid UNPRIVILEGED_UID, no home, no login shell) unless it exists.
+    Celery, for one, takes a uid without a passwd entry for a possible root and says so."""
+    import grp
+    import pwd
+
+    for _ in range(20):  # another process may hold the passwd lock for a moment
+        try:
+            grp.getgrgid(UNPRIVILEGED_UID)
+        except KeyError:
+            subprocess.run(["groupadd", "--gid", str(UNPRIVILEGED_UID), UNPRIVILEGED_USER], capture_output=True)
+        try:
+            pwd.getpwuid(UNPRIVILEGED_UID)
+            return
+        except KeyError:
+            subprocess.run(["useradd", "--uid", str(UNPRIVILEGED_UID), "--gid", str(UNPRIVILEGED_UID),
+                            "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin",
+                            UNPRIVILEGED_USER], capture_output=True)
+        time.sleep(0.5)
+    raise RuntimeError(f"could not create the account {UNPRIVILEGED_USER} (uid {UNPRIVILEGED_UID})")
+
+
+def unprivileged_dir(name: str) -> Path:
+    """A fresh directory owned by UNPRIVILEGED_UID (whose account this makes if need be), in a parent
+    others can traverse (pytest's tmp root is root's alone). The caller removes it (`shutil.rmtree`)."""
+    import tempfile
+
+    unprivileged_account()
+    parent = Path(tempfile.mkdtemp(prefix=f"asibench-{name}-"))
+    parent.chmod(0o755)
+    path = parent / "home"
+    path.mkdir(mode=0o700)
+    os.chown(path, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+    return path
+
+
+def as_unprivileged(argv: list[str], uid: int = UNPRIVILEGED_UID) -> list[str]:
+    """`argv` run as `uid` (gid the same, no supplementary groups) through setpriv.
+
+    That user must be able to run this interpreter, its venv and the checkout. Where one of them
+    sits below a directory others cannot traverse (CI's pyenv Python is under mode-700 /root), the
+    command runs in a private mount namespace where that directory is a tmpfs holding only those
+    trees, as they would be for a user with their own Python and clone; nothing else of it is seen."""
+    needed = {REPO, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent}
+    binds: list[tuple[Path, Path]] = []  # (blocked directory, needed tree below it)
+    for path in sorted(p.resolve() for p in needed):
+        blocked = next((a for a in reversed(path.parents) if not os.stat(a).st_mode & 0o001), None)
+        if blocked is not None and not any(path == p or p in path.parents for _, p in binds):
+            binds.append((blocked, path))
+    drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--"]
+    if not binds:
+        return [*drop, *argv]
+    lines = ["set -e", "mount -t tmpfs -o mode=700 asibench-stash /mnt"]
+    for i, (_, path) in enumerate(binds):
+        lines += [f"mkdir /mnt/{i}", f"mount --rbind '{path}' /mnt/{i}"]
+    for blocked in sorted({b for b, _ in binds}):
+        lines.append(f"mount -t tmpfs -o mode=755 asibench-open '{blocked}'")
+    for i, (_, path) in enumerate(binds):
+        lines += [f"mkdir -p '{path}'", f"mount --rbind /mnt/{i} '{path}'"]
+    lines.append('exec "$@"')
+    return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", "\n".join(lines), "sh",
+            *drop, *argv]
+
+
+def deny_user_namespaces() -> None:
+    """From now on this process and everything it starts cannot create user namespaces, as under a
+    container's default seccomp profile: clone and unshare with CLONE_NEWUSER fail with EPERM, and
+    clone3 (whose flags a filter cannot read) with ENOSYS, so that callers fall back to clone."""
+    import ctypes
+    import struct
+
+    def insn(code: int, jt: int, jf: int, k: int) -> bytes:
+        return struct.pack("=HBBI", code, jt, jf, k)
+
+    load, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    allow, errno_ret = 0x7FFF0000, 0x00050000
+    clone, unshare, clone3, clone_newuser = 56, 272, 435, 0x10000000
+    program = b"".join([
+        insn(load, 0, 0, 4),                 # 0: arch
+        insn(jeq, 1, 0, 0xC000003E),         # 1: x86_64 → 3
+        insn(ret, 0, 0, allow),              # 2
+        insn(load, 0, 0, 0),                 # 3: syscall number
+        insn(jeq, 0, 1, clone3),             # 4: clone3 → 5, else → 6
+        insn(ret, 0, 0, errno_ret | 38),     # 5: ENOSYS
+        insn(jeq, 1, 0, clone),              # 6: clone → 8
+        insn(jeq, 0, 3, unshare),            # 7: unshare → 8, else → 11
+        insn(load, 0, 0, 16),                # 8: the flags (args[0], low word)
+        insn(jset, 0, 1, clone_newuser),     # 9: CLONE_NEWUSER → 10, else → 11
+        insn(ret, 0, 0, errno_ret | 1),      # 10: EPERM
+        insn(ret, 0, 0, allow),              # 11
+    ])
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    prog = SockFprog(len(program) // 8, program)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:  # NO_NEW_PRIVS, SECCOMP
+        raise OSError(ctypes.get_errno(), "could not install the seccomp filter")

@@ -31,6 +31,7 @@ from portal.errors import (
     ServiceUnavailable,
     ValidationFailed,
 )
+from portal.status.selectors import scoring_workers
 from portal.submissions.bundle_verify import (
     BundleLimits,
     BundleRejected,
@@ -419,6 +420,7 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
         if submission.status in Submission.ENDED_DRAFT_STATUSES:
             raise ValidationFailed(f"This draft was {submission.status}; upload the bundle again.")
         return submission
+    _confirm_scorable_check()
     with transaction.atomic():
         _confirm_quota_check(user, submission)
         claimed = Submission.objects.filter(id=submission.id, status=Submission.Status.DRAFT).update(
@@ -428,6 +430,29 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
             scoring_enqueue_on_commit(submission_id=str(submission.id))
     submission.refresh_from_db()
     return submission
+
+
+def _confirm_scorable_check() -> None:
+    """Refuse a Confirm that could never lead to a score: workers are running, and every one of them
+    reported at its last heartbeat that it has no usable sandbox. With no live worker at all the run
+    is accepted and waits in the queue for one (`confirm_message` says so); so it is when the workers
+    predate the sandbox report."""
+    workers = scoring_workers()
+    if workers.none_can_score:
+        raise ServiceUnavailable(
+            f"No scoring worker of this Portal can score runs right now: {workers.problem[:600].rstrip('.')}. "
+            "Your draft stays; confirm it once the Portal's operator has started a worker with a usable sandbox.",
+            code="no_scoring_worker",
+        )
+
+
+def confirm_message(submission: Submission) -> str | None:
+    """What the owner reads after Confirm beyond the run page's live status (which says "in the scoring
+    queue" for as long as it is): that no worker is alive to take the run, when none is."""
+    if submission.status == Submission.Status.QUEUED and scoring_workers().alive == 0:
+        return ("Confirmed: your run is in the scoring queue. No scoring worker is running right now; "
+                "it will be scored as soon as one starts.")
+    return None
 
 
 def _confirm_quota_check(user: User, submission: Submission) -> None:

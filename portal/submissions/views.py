@@ -1,4 +1,5 @@
 from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 from django.contrib import messages
@@ -16,6 +17,8 @@ from portal.public_urls import public_url
 from portal.submissions import selectors, services
 from portal.submissions.apis import UploadThrottle
 from portal.uploads import upload_limit
+
+T = TypeVar("T")
 
 
 @login_required
@@ -92,8 +95,9 @@ def submission_confirm(request: AuthedRequest, submission_id: str) -> HttpRespon
         # send the browser back here with a GET. Confirming needs the owner's own POST, so show the
         # run with a note to press Confirm again (never a bare 405, never a confirm from a link).
         return redirect(f"{reverse('submission-detail', args=[submission_id])}?confirm={CONFIRM_AGAIN}")
-    # No flash message: the run page's live status says "in the scoring queue" for as long as it is.
-    return _act(request, submission_id, services.submission_confirm, None)
+    # The run page's live status says "in the scoring queue" for as long as it is; a message only
+    # when no worker is alive to take it.
+    return _act(request, submission_id, services.submission_confirm, services.confirm_message)
 
 
 @login_required
@@ -117,7 +121,7 @@ def submission_withdraw(request: AuthedRequest, submission_id: str) -> HttpRespo
         action_label="Withdraw and delete the bundle", cancel_url=run_page)
 
 
-def _act(request: AuthedRequest, submission_id: str, action: Callable[..., object],
-         success: str | None) -> HttpResponse:
+def _act(request: AuthedRequest, submission_id: str, action: Callable[..., T],
+         success: str | Callable[[T], str | None] | None) -> HttpResponse:
     return act_and_redirect(request, lambda: action(user=request.user, submission_id=submission_id),
                             then=lambda: redirect("submission-detail", submission_id=submission_id), success=success)
