@@ -5,11 +5,13 @@ Whiskers are the bootstrap intervals carried by each row.
 
 Each SVG is drawn at its own size (one user unit is one CSS pixel; a page scrolls a chart wider
 than its column inside the chart's box), so the font sizes below are the sizes readers get. The
-browser has no text measuring here: layouts reserve room for text from `CHAR_EM`, a generous
-average glyph width. Names are never cut to something another entry could also read as: every
-entry carries its number, and names wrap onto more lines before anything is left out.
+server has no browser to measure text: layouts reserve room for it from the glyph widths of the
+widest usual sans-serif face (`text_width`). Names are never cut to something another entry could
+also read as: every entry carries its number, and names wrap onto more lines before anything is
+left out.
 """
 
+import re
 from collections.abc import Sequence
 from html import escape
 from typing import Any
@@ -20,7 +22,6 @@ PALETTE = ("#2458d6", "#d92d20", "#079455", "#dc6803", "#7a5af8", "#0e9384", "#c
 TEXT_PX = 13  # names, legends
 TICK_PX = 12  # axis ticks, values, heatmap cells
 TITLE_PX = 14
-CHAR_EM = 0.62  # average glyph width of the page's sans-serif, in ems, rounded up
 LINE_PX = 16  # one line of TEXT_PX text
 BOARD_CHART_WIDTH = 460  # two board charts side by side fit a 1280 px window
 MAX_NAME_LINES = 3
@@ -34,37 +35,65 @@ def _name(row: dict[str, Any]) -> str:
     return " ".join(str(row.get("display_name") or row.get("agent") or "?").split())
 
 
-def text_width(text: str, px: float = TEXT_PX) -> float:
-    """The room `text` takes at `px`, estimated on the generous side."""
-    return len(text) * px * CHAR_EM
+def _glyph_widths() -> dict[str, float]:
+    """Advance widths in ems of DejaVu Sans (1/2048 units), the widest of the usual sans-serif faces
+    and the one browsers fall back to on Linux: text measured with it fits in any of them."""
+    groups = {
+        569: "ijlIJ", 651: " ,.·", 690: ":;/|\\", 721: "f", 739: "-", 799: "()[]'", 803: "t", 842: "r",
+        1024: "_*`\"", 1067: "s", 1075: "z", 1087: "?", 1126: "c", 1141: "L", 1178: "F", 1186: "k",
+        1212: "vxy", 1235: "P", 1251: "TY", 1253: "o", 1255: "a", 1260: "e", 1294: "E", 1298: "hnu",
+        1300: "bdgpqS", 1303: "0123456789${}#", 1343: "K", 1401: "AV", 1403: "XZ", 1405: "B", 1423: "R",
+        1430: "C", 1499: "U", 1532: "N", 1540: "H", 1577: "D", 1587: "G", 1612: "OQ", 1675: "w",
+        1716: "+<=>^~", 1767: "M", 1946: "%", 1995: "m", 2025: "W", 2048: "@—…",
+    }
+    return {char: units / 2048 for units, chars in groups.items() for char in chars}
 
 
-def wrap(text: str, width: float, px: float = TEXT_PX, max_lines: int = MAX_NAME_LINES) -> list[str]:
-    """`text` in lines that fit `width` at `px`: broken between words, inside a word only when it is
-    longer than a line; past `max_lines` the last line ends in an ellipsis."""
-    per_line = max(4, int(width // (px * CHAR_EM)))
+_GLYPH_EM = _glyph_widths()
+_OTHER_GLYPH_EM = 1.0  # anything else (accents aside, other scripts run wide)
+
+
+def text_width(text: str, px: float = TEXT_PX, *, bold: bool = False) -> float:
+    """The width `text` takes at `px`, in the widest common sans-serif (its bold face up to a quarter wider)."""
+    ems = sum(_GLYPH_EM.get(char, _GLYPH_EM.get(char.lower(), _OTHER_GLYPH_EM)) for char in text)
+    return ems * px * (1.25 if bold else 1.0)
+
+
+_BREAK_AFTER = re.compile(r"[^-/_.]+[-/_.]*|[-/_.]+")  # in a long word, a line may end after - / _ or .
+
+
+def wrap(text: str, width: float, px: float = TEXT_PX, max_lines: int = MAX_NAME_LINES, *,
+         bold: bool = False) -> list[str]:
+    """`text` in lines that fit `width` at `px`: broken between words, then after a - / _ or . inside a
+    word (model snapshot names are long), then anywhere; past `max_lines` the last line ends in "…"."""
+
+    def fits(line: str) -> bool:
+        return text_width(line, px, bold=bold) <= width
+
+    pieces = [(" " if k == 0 else "", part) for word in text.split()
+              for k, part in enumerate(_BREAK_AFTER.findall(word))]
     lines: list[str] = []
     current = ""
-    for word in text.split():
-        while len(word) > per_line:  # a word longer than a line (model snapshot names) is split
-            room = per_line - len(current) - (1 if current else 0)
-            if room < 4:
-                lines.append(current)
-                current, room = "", per_line
-            lines.append((current + " " if current else "") + word[:room])
-            current, word = "", word[room:]
-        candidate = f"{current} {word}" if current else word
-        if len(candidate) <= per_line:
+    for separator, piece in pieces:
+        candidate = f"{current}{separator}{piece}" if current else piece
+        if fits(candidate):
             current = candidate
-        else:
+            continue
+        if current:
             lines.append(current)
-            current = word
-    if current:
-        lines.append(current)
-    lines = [line for line in lines if line] or [""]
+            current = ""
+        for char in piece:  # a piece wider than a whole line
+            if current and not fits(current + char):
+                lines.append(current)
+                current = ""
+            current += char
+    lines = [*lines, current] if current or not lines else lines
     if len(lines) > max_lines:
         lines = lines[:max_lines]
-        lines[-1] = lines[-1][: per_line - 1].rstrip() + "…"
+        last = lines[-1]
+        while last and not fits(last + "…"):
+            last = last[:-1]
+        lines[-1] = last.rstrip() + "…"
     return lines
 
 
@@ -83,7 +112,7 @@ def _tick(x: float, y: float, text: str, anchor: str = "middle", css: str = "tic
 
 def _title(x: float, text: str, width: float) -> tuple[str, float]:
     """The chart's title, wrapped to `width`, and the height it takes."""
-    lines = wrap(text, width - x, TITLE_PX, max_lines=4)
+    lines = wrap(text, width - x, TITLE_PX, max_lines=4, bold=True)
     return _text_lines(x, 20, lines, css="chart-title", px=TITLE_PX), 20 + (len(lines) - 1) * LINE_PX
 
 
@@ -200,7 +229,7 @@ def _open(width: float, height: float, title: str) -> str:
 
 _COLD, _HOT = (247, 251, 255), (8, 48, 107)  # a sequential blue scale: 0 → pale, 100 → dark
 _MISSING = "#e4e7ec"
-HEATMAP_LABEL_CHARS = 36  # a row's name beside the grid; the table below the figure has them whole
+HEATMAP_LABEL_WIDTH = 300  # room for a row's name beside the grid; the table below the figure has them whole
 _SIN60, _COS60 = 0.866, 0.5
 
 
@@ -211,9 +240,7 @@ def _shade(value: float) -> str:
 
 def _row_label(number: int, name: str) -> str:
     """A heatmap row's label: its number (the key to the table below the figure) and its name, cut short."""
-    name = " ".join(name.split())
-    limit = HEATMAP_LABEL_CHARS - len(f"{number}. ")
-    return f"{number}. " + (name if len(name) <= limit else name[: limit - 1].rstrip() + "…")
+    return wrap(f"{number}. {name}", HEATMAP_LABEL_WIDTH - 16, max_lines=1)[0]
 
 
 def heatmap(rows: Sequence[dict[str, Any]], tasks: Sequence[str], *, title: str) -> str:
@@ -224,7 +251,7 @@ def heatmap(rows: Sequence[dict[str, Any]], tasks: Sequence[str], *, title: str)
     wide as they need.
     """
     cell_w, cell_h, legend_h = 40, 24, 50
-    label_w = 16 + text_width("0" * HEATMAP_LABEL_CHARS)
+    label_w = HEATMAP_LABEL_WIDTH
     longest = max((text_width(t, TICK_PX) for t in tasks), default=0.0)
     grid_w = cell_w * max(len(tasks), 1)
     # A slanted label runs right of its column by its length times cos 60°.

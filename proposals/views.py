@@ -98,9 +98,8 @@ def _field_label(step: str, name: str) -> str:
 
 def _set_by_files(proposal: Proposal | None, step: str) -> dict[str, str]:
     """This step's fields that a task file sets now, and the file: the file wins (proposals.files.FILE_FIELDS)."""
-    names = STEP_FORMS[step].base_fields
-    return {name: source for name, source in sorted((proposal.imported_from if proposal else {}).items())
-            if name in names}
+    imported = proposal.imported_from if proposal else {}
+    return {name: imported[name] for name in STEP_FORMS[step].base_fields if name in imported}
 
 
 def _step_form(proposal: Proposal | None, step: str, *args: Any, **kwargs: Any) -> Any:
