@@ -74,7 +74,7 @@ def publish_revision(revision: Revision, *, dataset_names: list[str], status: st
 
     target.parent.mkdir(parents=True, exist_ok=True)
     # A hidden sibling (the catalog skips dot-dirs) that becomes the task by one rename.
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.staging-", dir=target.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.v{version}-", dir=target.parent))  # version: digits and dots
     try:
         for path, blob in files.items():
             dest = staging / path

@@ -185,7 +185,8 @@ def test_a_crash_mid_publish_leaves_the_catalog_as_it_was(submitter, maintainer,
     with pytest.raises(SystemExit):
         jobs.proposal_publish_run(job_id=job.pk)
     assert catalog_state(published) == before
-    assert not [p for p in (published / "physics").iterdir() if p.name.startswith(".toy_spectrum.")]
+    staged = [p for p in (published / "physics").iterdir() if p.name.startswith(".toy_spectrum.")]
+    assert staged == [before[3][0]]  # the live version's directory only: the crashed one's staging is gone
     assert Proposal.objects.get(pk=second.pk).status == "accepted"
     assert b"Version three" not in Client().get("/tasks/physics.toy_spectrum/").content
 
