@@ -237,6 +237,14 @@ CHART_TEXTS = """() => [...document.querySelectorAll('svg.chart')].flatMap((svg,
 })"""
 
 
+# Words the issue found missing, checked where they are shown: what a file history's "final" and a task's
+# "sample"/"final" mean, and what the review queue's flags say.
+EXPLAINED = {"run-draft": ("[data-testid=file-history-legend]", "final, the file as the agent left it"),
+             "catalog": ("[data-testid=status-legend]", "sample a worked example of the task format"),
+             "task": ("[data-testid=task-status]", "final calibrated, with frozen prompts"),
+             "review-queue": ("[data-testid=flag-legend]", "integrity flags are found when a run is scored")}
+
+
 def visit(server: LiveServer, page: Any, width: int, name: str, path: str) -> list[str]:
     """Open one page; the problems found on it (empty when it fits and its charts read well)."""
     response = page.goto(server.url + path)
@@ -259,6 +267,11 @@ def visit(server: LiveServer, page: Any, width: int, name: str, path: str) -> li
     for entries in labels.values():
         if len(set(entries)) != len(entries):
             problems.append(f"{width}px {name}: chart labels repeat: {entries}")
+    if name in EXPLAINED:
+        selector, words = EXPLAINED[name]
+        shown = " ".join(page.locator(selector).first.text_content().split())
+        if words not in shown:
+            problems.append(f"{width}px {name}: {selector} says {shown!r}, not {words!r}")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{width}-{name}.png"), full_page=True)
     return problems
