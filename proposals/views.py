@@ -92,8 +92,13 @@ def _save_step(request: AuthedRequest, proposal: Proposal, step: str, data: dict
         services.proposal_update_fields(user=user, proposal_id=proposal.id, fields=data)
 
 
+# Names for fields whose form label is a sentence (a checkbox's), where a list names them.
+_SHORT_LABELS = {"local_testing_done": "Local testing done"}
+
+
 def _field_label(step: str, name: str) -> str:
-    return str(STEP_FORMS[step].base_fields[name].label or name.replace("_", " ").capitalize())
+    label = _SHORT_LABELS.get(name) or STEP_FORMS[step].base_fields[name].label
+    return str(label or name.replace("_", " ").capitalize())
 
 
 def _set_by_files(proposal: Proposal | None, step: str) -> dict[str, str]:

@@ -92,9 +92,9 @@ def test_every_step_says_up_front_which_source_wins_and_shows_file_set_fields_as
         "save": "1"}, follow=True)
     said = " ".join(str(m) for m in response.context["messages"])
     assert said == ("Saved: Files. task_meta.yaml set Name, Subdomain, Inputs, Outputs: the file wins over the form. "
-                    "task_submission.yaml set Scientific objective, Core method, I tested this task locally with real "
-                    "agents, Provider, Model, Agent harness, Sandbox, B1 score, B2 score, B3 score, B4 score: the file "
-                    "wins over the form.")  # the domain typed was the file's already
+                    "task_submission.yaml set Scientific objective, Core method, Local testing done, Provider, Model, "
+                    "Agent harness, Sandbox, B1 score, B2 score, B3 score, B4 score: the file wins over the form.")
+    # (Domain is not said: the domain typed was the file's already.)
 
     identity = client.get(f"/submit/proposals/{proposal.id}/edit/identity").content.decode()
     assert 'name="name"' not in identity and 'name="subdomain"' not in identity and 'name="task_id"' in identity
