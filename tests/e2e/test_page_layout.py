@@ -23,6 +23,8 @@ from contracts.bundle import build_bundle, write_archive
 from contracts.digests import sha256_bytes
 from leaderboard import services as review
 from leaderboard.models import IntegrityFlag, LeaderboardEntry
+from portal.accounts.services import cli_token_create
+from portal.guides.selectors import guide_list
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
 from proposals import revisions
@@ -173,6 +175,7 @@ def build_site(submitter: Persona, other_user: Persona, maintainer: Persona, tmp
         run.save(update_fields=["conformance"])
 
     draft = _draft_run(submitter, seed42[0], tmp_path)
+    token = cli_token_create(user=submitter.user, name="laptop at the lab, " + "long token name " * 4).token
     scored = next(r for r in published if r.owner_id == submitter.user.pk)
     proposal = _proposal(submitter)
     entry = LeaderboardEntry.objects.get(submission=published[0])
@@ -183,14 +186,15 @@ def build_site(submitter: Persona, other_user: Persona, maintainer: Persona, tmp
         ("leaderboard", "/leaderboard/"), ("leaderboard-domain", "/leaderboard/?domain=electrical_engineering"),
         ("heatmap", "/leaderboard/heatmap/"), ("entry", f"/leaderboard/entries/{entry.id}/"),
         ("moderation", "/leaderboard/moderation"), ("guides", "/guides/"),
-        *[(f"guide-{slug}", f"/guides/{slug}/") for slug in
-          ("getting-started", "submit-results", "contribute-a-task", "how-scoring-works", "faq")],
+        *[(f"guide-{guide.slug}", guide.url) for guide in guide_list()],
         ("status", "/status"), ("login", "/accounts/login/"), ("signup", "/accounts/signup/"),
     ]
     site.owner = [
         ("dashboard", "/submit/dashboard"), ("run-draft", f"/submit/submissions/{draft.id}"),
         ("run-scored", f"/submit/submissions/{scored.id}"), ("upload", "/submit/submit-results"),
-        ("settings", "/submit/settings"), ("proposals", "/submit/proposals"), ("proposal-new", "/submit/proposals/new"),
+        ("withdraw-confirm", f"/submit/submissions/{draft.id}/withdraw"),
+        ("settings", "/submit/settings"), ("revoke-confirm", f"/submit/settings/tokens/{token.id}/revoke"),
+        ("proposals", "/submit/proposals"), ("proposal-new", "/submit/proposals/new"),
         ("proposal", f"/submit/proposals/{proposal.id}"),
         *[(f"proposal-step-{step}", f"/submit/proposals/{proposal.id}/edit/{step}")
           for step in ("identity", "objective", "io", "prompts", "scoring", "files", "testing")],
