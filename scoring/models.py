@@ -9,6 +9,13 @@ from django.utils import timezone
 
 
 class Task(models.Model):
+    # What the public statuses mean, in the words the catalog and the publish form show.
+    STATUS_MEANINGS = {
+        "final": "calibrated, with frozen prompts: part of the benchmark proper",
+        "sample": "a worked example of the task format; its instances are in the datasets and it is scored "
+                  "here like any other task (the upstream benchmark's official runs leave samples out)",
+    }
+
     class Status(models.TextChoices):
         SAMPLE = "sample"
         FINAL = "final"
