@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from contracts.sandbox_policy import POLICIES, default_modes
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
+from scoring.sandbox.limits import AGENT_JUDGE_MAX_TIMEOUT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
@@ -548,5 +549,8 @@ AGENT_JUDGE_CODEX_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CODEX_BASE_URL", "htt
 AGENT_JUDGE_CODEX_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CODEX_KEY_ENV", "OPENAI_API_KEY")
 AGENT_JUDGE_CLAUDE_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_BASE_URL", "https://api.anthropic.com")
 AGENT_JUDGE_CLAUDE_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_KEY_ENV", "ANTHROPIC_API_KEY")
+# The most seconds an agent judge may run, whatever its task's `timeout` says (task YAML never raises a
+# limit); catalog load and pre-submit say when a task asks for more.
+AGENT_JUDGE_MAX_TIMEOUT_SECONDS = env_int("ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT", AGENT_JUDGE_MAX_TIMEOUT, minimum=60)
 # Task proposal file sync (client contract §4.3, §9.5): 100 MiB of files plus multipart overhead.
 PROPOSAL_MAX_BODY_BYTES = env_int("ASIBENCH_PROPOSAL_MAX_BODY_BYTES", 110 * 1024 * 1024, minimum=1)

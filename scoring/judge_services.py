@@ -33,6 +33,8 @@ from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES
 from scoring.judging.agent import agent_cli, run_agent_judge
 from scoring.judging.client import JudgeClient, JudgeReply, JudgeUnavailable, SdkJudgeClient
 from scoring.judging.endpoint import JudgeEndpoint
+from scoring.judging.redaction import Redactor, judge_redactor
+from scoring.judging.verdicts import sandbox_reply
 from scoring.models import JudgeCall, JudgeTokenLedger, ScoringRun
 from scoring.sandbox import get_backend
 from scoring.sandbox.outputs import UnsafeOutput, read_output_file
@@ -51,6 +53,14 @@ def judge_endpoint() -> JudgeEndpoint:
 @lru_cache(maxsize=4)
 def _client_for(base: str, key_env: str, protocol: str, timeout: int, prices: str) -> SdkJudgeClient:
     return SdkJudgeClient(judge_endpoint(), timeout=float(timeout), prices=json.loads(prices))
+
+
+def output_redactor() -> Redactor:
+    """What every judge's output passes before it is stored, logged or handed to a sandbox: the
+    secrets this worker holds (its environment, Django's secret key, the database password) and the
+    usual key shapes are replaced (`scoring.judging.redaction`)."""
+    database = settings.DATABASES.get("default") or {}
+    return judge_redactor(os.environ, extra=[settings.SECRET_KEY, str(database.get("PASSWORD") or "")])
 
 
 def judge_client() -> JudgeClient:
@@ -91,13 +101,26 @@ def judge_requests_record(*, run: ScoringRun, entry_id: int, requests: list[dict
 
 
 def judge_books(*, scoring_run_id: int, entry_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """{entry id: {"replies": {key: {index: reply}}}}: what the engine may replay for each result."""
+    """{entry id: {"replies": {key: {index: entry}}}}: what the engine may replay for each result, each
+    reply as `scoring.judging.verdicts.sandbox_reply` makes it (scores, never a judge's raw output)."""
     books: dict[int, dict[str, Any]] = {}
+    redact = output_redactor()
     answered = JudgeCall.objects.filter(scoring_run_id=scoring_run_id, entry_id__in=list(entry_ids),
                                         status=JudgeCall.Status.ANSWERED)
-    for entry_id, key, index, reply in answered.values_list("entry_id", "key", "index", "reply"):
-        books.setdefault(entry_id, {"replies": {}})["replies"].setdefault(key, {})[str(index)] = reply
+    for entry_id, key, index, request, reply in answered.values_list("entry_id", "key", "index", "request", "reply"):
+        # Redacted again: rows recorded before redaction existed are replayed by a rescore.
+        entry = sandbox_reply(request or {}, redact.value(reply or {}))
+        books.setdefault(entry_id, {"replies": {}})["replies"].setdefault(key, {})[str(index)] = entry
     return books
+
+
+def judge_replies(*, scoring_run_id: int, entry_id: int) -> dict[str, dict[str, Any]]:
+    """{"<key>:<index>": recorded reply} of this result's answered calls: what a stored score shows of
+    its judges (`scoring.judging.verdicts.details_completed`)."""
+    redact = output_redactor()
+    return {f"{key}:{index}": redact.value(reply or {}) for key, index, reply in
+            JudgeCall.objects.filter(scoring_run_id=scoring_run_id, entry_id=entry_id,
+                                     status=JudgeCall.Status.ANSWERED).values_list("key", "index", "reply")}
 
 
 def judge_all_answered(*, scoring_run_id: int, entry_id: int) -> bool:
@@ -200,14 +223,18 @@ def _settle(call: JudgeCall, reserved: int, spent: int, now: datetime) -> None:
 
 def _answered(call: JudgeCall, reply: dict[str, Any], *, resolved: str, tokens_in: int, tokens_out: int,
               cost: float | None, seconds: float | None) -> None:
+    """Record the reply, redacted: of every judge kind, this is where a reply is stored."""
     JudgeCall.objects.filter(id=call.id, status=JudgeCall.Status.IN_FLIGHT).update(
-        status=JudgeCall.Status.ANSWERED, reply=reply, resolved_model=resolved[:200], input_tokens=tokens_in,
+        status=JudgeCall.Status.ANSWERED, reply=output_redactor().value(reply), resolved_model=resolved[:200],
+        input_tokens=tokens_in,
         output_tokens=tokens_out, cost_usd=cost, seconds=seconds, attempts=F("attempts") + 1,
         answered_at=timezone.now(), last_error="")
 
 
 def _unanswered(call: JudgeCall, reason: str, *, final: bool, now: datetime) -> None:
-    """Wait for the next round (doubling from JUDGE_RETRY_SECONDS), or fail after JUDGE_MAX_ROUNDS."""
+    """Wait for the next round (doubling from JUDGE_RETRY_SECONDS), or fail after JUDGE_MAX_ROUNDS. The
+    reason is redacted before it is stored or logged (an error can quote what the judge printed)."""
+    reason = output_redactor().text(reason)
     attempts = call.attempts + 1
     give_up = final or attempts >= settings.JUDGE_MAX_ROUNDS
     delay = settings.JUDGE_RETRY_SECONDS * 2 ** (attempts - 1)
@@ -238,7 +265,8 @@ def _agent_reply(call: JudgeCall, pred_dir: Path, ref_dir: Path, scratch: Path) 
                     key_envs={"codex": settings.AGENT_JUDGE_CODEX_KEY_ENV,
                               "claude_code": settings.AGENT_JUDGE_CLAUDE_KEY_ENV}, environ=os.environ)
     return run_agent_judge(request, pred_dir=pred_dir, ref_dir=ref_dir, cli=cli, backend=get_backend("bwrap"),
-                           scratch=scratch, memory_bytes=max(settings.SCORING_MEMORY_BYTES, 8 << 30))
+                           scratch=scratch, max_timeout=settings.AGENT_JUDGE_MAX_TIMEOUT_SECONDS,
+                           memory_bytes=max(settings.SCORING_MEMORY_BYTES, 8 << 30))
 
 
 def judge_calls_answer(*, run: ScoringRun, staged: dict[int, tuple[Path, Path]], scratch: Path,
