@@ -296,6 +296,7 @@ def extract_instances(dataset: str, task_ids: tuple[str, ...], dest: Path) -> Pa
 
     from django.core.files.storage import default_storage
 
+    from contracts.archives import extract_tree
     from scoring.models import Instance
 
     dest.mkdir(parents=True, exist_ok=True)
@@ -303,7 +304,7 @@ def extract_instances(dataset: str, task_ids: tuple[str, ...], dest: Path) -> Pa
         with default_storage.open(instance.input_archive, "rb") as handle, tarfile.open(
             fileobj=handle, mode="r:gz"
         ) as tar:
-            tar.extractall(dest, filter="data")
+            extract_tree(tar, dest)  # Python 3.11.2 (Debian 12) has no extraction filters
     return dest
 
 
