@@ -529,9 +529,11 @@ JUDGE_MAX_IN_FLIGHT = env_int("ASIBENCH_JUDGE_MAX_IN_FLIGHT", 8, minimum=1)
 JUDGE_TIMEOUT_SECONDS = env_int("ASIBENCH_JUDGE_TIMEOUT", 120, minimum=1)
 JUDGE_RETRY_SECONDS = env_int("ASIBENCH_JUDGE_RETRY_SECONDS", 60, minimum=1)
 JUDGE_MAX_ROUNDS = env_int("ASIBENCH_JUDGE_MAX_ROUNDS", 5, minimum=1)
-# Token budgets (prompt + completion): a scoring run's, and all runs' together per UTC day. Past the
-# run's, its remaining judge calls fail with that reason; past the day's, calls wait for the next round.
+# Token budgets (prompt + completion): a scoring run's, each account's share per UTC day (its runs
+# together, rescores included), and all runs' together per UTC day. Past the run's, its remaining judge
+# calls fail with that reason; past a day's, calls wait (their rounds untouched) until it allows.
 JUDGE_RUN_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_RUN_TOKENS", 2_000_000, minimum=1)
+JUDGE_USER_DAILY_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_USER_DAILY_TOKENS", 5_000_000, minimum=1)
 JUDGE_DAILY_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_DAILY_TOKENS", 20_000_000, minimum=1)
 # What one agent-judge run is counted as against the budgets (the CLIs report no token counts).
 JUDGE_AGENT_TOKEN_ESTIMATE = env_int("ASIBENCH_JUDGE_AGENT_TOKENS", 50_000, minimum=1)
