@@ -13,6 +13,7 @@ from django.utils import timezone
 from portal.submissions import scoring_runs
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
+from portal.submissions.reaper import stuck_runs_reap
 from scoring import judge_services
 from scoring.judging.client import SdkJudgeClient
 from scoring.models import InstanceScore, JudgeCall, JudgeTokenLedger, ScoringRun
@@ -156,6 +157,10 @@ def test_the_run_budget_stops_judge_calls_with_the_reason_and_the_day_budget_mak
     page = " ".join(client.get(f"/submit/submissions/{run.submission_id}").content.decode().split())
     assert "Waiting for judge budget:</strong> 1 result waits because today&#x27;s judge token budget" in page
     assert "Waiting for evaluator" not in page
+
+    # Waiting for a budget is not being stuck: the reaper leaves the run alone, however long it waits.
+    ScoringRun.objects.filter(id=again.id).update(created_at=timezone.now() - timedelta(days=1))
+    assert stuck_runs_reap()["requeued"] == 0 and ScoringRun.objects.get(id=again.id).status == "running"
 
     # Nothing is due before the budget has room; once the operator raises it, the sweep sends them.
     assert judge_services.judge_waiting_due(now=timezone.now()) == []
