@@ -23,8 +23,10 @@ REDACTED = "<redacted>"
 MIN_SECRET_CHARS = 8
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|DSN|PRIVATE)",
                           re.IGNORECASE)
-# Variables whose value is the *name* of another variable (ASIBENCH_JUDGE_API_KEY_ENV) hold no secret.
-_NAME_HOLDER = re.compile(r"_ENV$", re.IGNORECASE)
+# Variables whose value names another variable (ASIBENCH_JUDGE_API_KEY_ENV) or a place
+# (ASIBENCH_CREDENTIALS_DIR) hold no secret, nor do counts (ASIBENCH_JUDGE_DAILY_TOKENS=20000000).
+_NAME_HOLDER = re.compile(r"_(ENV|DIR|PATH|FILE)$", re.IGNORECASE)
+_NOT_A_SECRET = re.compile(r"^[0-9.,_/:\-]*$")
 _SHAPES = (
     # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), OpenRouter (sk-or-v1-) and most gateways' keys
     re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
@@ -56,7 +58,8 @@ def held_secrets(environ: Mapping[str, str], *, named: Iterable[str] = (), extra
     for name, value in environ.items():
         if not value:
             continue
-        if name in wanted or (_SECRET_NAME.search(name) and not _NAME_HOLDER.search(name)):
+        if name in wanted or (_SECRET_NAME.search(name) and not _NAME_HOLDER.search(name)
+                              and not _NOT_A_SECRET.match(value.strip())):
             found.add(value.strip())
         if "://" in value:
             try:

@@ -14,6 +14,8 @@ ENVIRON = {
     "DATABASE_URL": "postgres://asibench:db%2Fpass-77x@db.internal:5432/asibench",
     "LANG": "C.UTF-8",
     "SESSION_COOKIE_SECURE": "1",  # too short to be a secret
+    "ASIBENCH_JUDGE_DAILY_TOKENS": "20000000",  # a count
+    "ASIBENCH_CREDENTIALS_DIR": "/root/.config/asibench",  # a place
 }
 
 
@@ -45,5 +47,6 @@ def test_ordinary_judge_text_is_left_alone():
     redact = judge_redactor(ENVIRON)
     texts = ['{"score": 8, "reasoning": "The peak is at 3.000 eV; max_tokens=1024 was enough."}',
              'usage {"input_tokens": 123456789, "output_tokens": 12}',
-             "I would give it 7/10 overall: the secret of a good fit is the baseline."]
+             "I would give it 7/10 overall: the secret of a good fit is the baseline.",
+             "20000000 photons were counted; the files are under /root/.config/asibench."]
     assert [redact.text(t) for t in texts] == texts
