@@ -38,6 +38,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
             "inputs": (task.public_meta.get("input") or {}).get("files") or [],
             "outputs": (task.public_meta.get("output") or {}).get("files") or [],
             "datasets": selectors.task_datasets(task),
+            "definition_dir": f"{selectors.DEFINITIONS_TOP}/{selectors.task_definition_dir(task.id)}",
             "difficulty": selectors.task_difficulty(task),
             "unscorable_help": help_path("task_unscorable"),
         },

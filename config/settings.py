@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -58,6 +59,18 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_base_url(name: str) -> str:
+    """An absolute http(s) base URL without a trailing slash ("" when unset)."""
+    raw = env_str(name).rstrip("/")
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ImproperlyConfigured(f"{name} must be an absolute http(s) URL such as https://asibench.example, "
+                                   f"got {raw!r}")
+    return raw
+
+
 VAR_DIR = Path(env_str("ASIBENCH_VAR_DIR") or BASE_DIR / "var").resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 # Tasks accepted through proposals are written here and loaded next to TASKS_DIR.
@@ -91,7 +104,13 @@ elif not DEBUG and (SECRET_KEY.startswith(_INSECURE_PREFIX) or len(SECRET_KEY) <
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
-PUBLIC_BASE_URL = env_str("ASIBENCH_PUBLIC_URL")  # e.g. https://asibench.example; else from the request
+# The Portal's public address, e.g. https://asibench.example: the one base of every link in the mails
+# and in what the API prints (confirm_url, activation). Unset, API links follow the request and mails
+# use the request's address, or `make run`'s default http://127.0.0.1:8000 when a worker sends them
+# (`make run` sets it to its own port; `check --deploy` warns when production leaves it unset).
+PUBLIC_BASE_URL = env_base_url("ASIBENCH_PUBLIC_URL")
+# The name mails greet with and put in their subjects (allauth's and ours alike).
+SITE_NAME = env_str("ASIBENCH_SITE_NAME", "ASI-Bench Portal")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -200,6 +219,8 @@ ACCOUNT_RATE_LIMITS = {
     # Wrong device-login codes typed at /submit/activate (codes are 8 letters; no guessing).
     "device_activate": env_str("ASIBENCH_ACTIVATE_FAILED_RATE", "5/5m/user,20/h/ip"),
 }
+# allauth's mails in the Portal's name and with links to PUBLIC_BASE_URL (portal/accounts/adapter.py).
+ACCOUNT_ADAPTER = "portal.accounts.adapter.PortalAccountAdapter"
 ACCOUNT_FORMS = {
     "change_password": "portal.accounts.forms.PasswordChangeWithTokensForm",
     "reset_password_from_key": "portal.accounts.forms.PasswordResetWithTokensForm",

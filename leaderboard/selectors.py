@@ -6,7 +6,7 @@ page costs a fixed handful of queries however many rows the board has.
 """
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -360,6 +360,46 @@ def publish_replaces(submission: Submission) -> LeaderboardEntry | None:
     if another run holds it, which (the owner being part of the configuration) is the owner's own."""
     return (LeaderboardEntry.objects.filter(is_current=True, **configuration_of(submission))
             .exclude(submission=submission).first())
+
+
+@dataclass(frozen=True)
+class OwnerReviewState:
+    """Where a run stands with the maintainers, as its owner reads it."""
+
+    state: str  # waiting | rescoring | published | rejected | unpublished
+    label: str
+    reason: str = ""  # a rejection's or unpublication's reason, written for the owner
+    entry_id: int | None = None  # the board entry, once published
+    entry_name: str = ""
+
+
+def owner_review_states(submissions: Iterable[Submission]) -> dict[Any, OwnerReviewState]:
+    """Each run's review state by run id, for its owner's pages (the run page, My runs), in two queries.
+
+    A scored run nobody has decided on yet is waiting for review, as is a rescored one once its new
+    scoring is done; runs that were never scored (drafts, queued, failed) and never reviewed have none.
+    """
+    runs = list(submissions)
+    ids = [run.id for run in runs]
+    reviews = {review.submission_id: review for review in RunReview.objects.filter(submission__in=ids)}
+    entries = dict((sid, (eid, name)) for sid, eid, name in LeaderboardEntry.objects.filter(submission__in=ids)
+                   .values_list("submission_id", "id", "display_name"))
+    states = {}
+    for run in runs:
+        review = reviews.get(run.id)
+        state = review.state if review else None
+        if state in (None, RunReview.State.RESCORING):
+            if run.status == Submission.Status.SCORED:
+                states[run.id] = OwnerReviewState("waiting", "waiting for review")
+            elif state == RunReview.State.RESCORING and run.status in (Submission.Status.QUEUED,
+                                                                       Submission.Status.SCORING):
+                states[run.id] = OwnerReviewState("rescoring", "rescore requested")
+        elif state == RunReview.State.PUBLISHED:
+            entry_id, name = entries.get(run.id, (None, ""))
+            states[run.id] = OwnerReviewState("published", "published", entry_id=entry_id, entry_name=name)
+        else:
+            states[run.id] = OwnerReviewState(str(state), str(state), reason=review.reason if review else "")
+    return states
 
 
 def audit_log(submission: Submission) -> list[ReviewAction]:

@@ -334,7 +334,7 @@ def proposal_comment(*, user: User, proposal_id: object, text: str) -> ReviewEve
         event = ReviewEvent.objects.create(proposal=proposal, revision=selectors.latest_revision(proposal),
                                            actor=user, kind=ReviewEvent.Kind.COMMENT, text=text[:10000])
         if user.pk != proposal.owner_id:
-            author_notify(proposal, f"[ASI-Bench] New comment on {proposal.task_id}", text)
+            author_notify(proposal, f"New comment on {proposal.task_id}", text)
     return event
 
 
@@ -389,7 +389,7 @@ def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: i
                            code="not_submitted")
         event = ReviewEvent.objects.create(proposal=proposal, revision=revision, actor=maintainer, kind=kind,
                                            text=reason[:10000])
-        author_notify(proposal, f"[ASI-Bench] {label}: {proposal.task_id} (revision {revision.number})",
+        author_notify(proposal, f"{label}: {proposal.task_id} (revision {revision.number})",
                        f"{label} by the ASI-Bench maintainers.\n\nReason:\n{reason}")
     return event
 
