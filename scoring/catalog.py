@@ -386,7 +386,7 @@ def catalog_check(*, roots: list[Path], on_id_clash: str | None = None) -> list[
         for directory in candidate_task_dirs(root):
             label = f"{directory.parent.name}/{directory.name}"
             try:
-                source = read_task_dir(directory, root)
+                source = read_task_dir(directory, root, agent_judge_ceiling=settings.AGENT_JUDGE_MAX_TIMEOUT_SECONDS)
             except TaskProblem as exc:
                 verdicts.append(Verdict(directory, label, None, str(exc)))
                 continue
@@ -513,7 +513,8 @@ def catalog_install(*, directory: Path, link: Path, dataset_names: Iterable[str]
     last step, `link` (a symbolic link next to `directory`) is swapped to `directory` by one
     rename. Raises TaskProblem, and changes nothing, when any of it fails.
     """
-    staged = read_task_dir(directory, link.parent.parent, proposal=True)
+    staged = read_task_dir(directory, link.parent.parent, proposal=True,
+                           agent_judge_ceiling=settings.AGENT_JUDGE_MAX_TIMEOUT_SECONDS)
     source = dataclasses.replace(staged, directory=link)
     datasets = {d.name: d for d in datasets_ensure()}
     with scratch_tree("asibench-publish-", scratch_root()) as tmp:

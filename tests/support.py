@@ -3,6 +3,7 @@
 Test modules and conftest files import from here (never from each other), so every helper has one home.
 """
 
+import json
 import os
 import re
 import signal
@@ -143,6 +144,62 @@ def browser_login(page: object, server: LiveServer, persona: Persona) -> None:
     page.fill("input[name=password]", persona.password)  # type: ignore[attr-defined]
     page.click("button[type=submit]")  # type: ignore[attr-defined]
     page.wait_for_selector("[data-testid=signed-in-as]")  # type: ignore[attr-defined]
+
+
+def http_session() -> requests.Session:
+    session = requests.Session()
+    session.trust_env = False  # straight to the live server, never through a proxy of the environment
+    return session
+
+
+def http_login(server: LiveServer, persona: Persona) -> requests.Session:
+    """A session signed in through the sign-in form, as a browser without JavaScript does."""
+    session = http_session()
+    session.get(f"{server.url}/accounts/login/", timeout=30).raise_for_status()
+    answer = session.post(f"{server.url}/accounts/login/", timeout=60, headers={"Referer": f"{server.url}/"},
+                          data={"login": persona.email, "password": persona.password,
+                                "csrfmiddlewaretoken": session.cookies["csrftoken"]})
+    assert answer.status_code == 200 and 'data-testid="signed-in-as"' in answer.text, answer.text[-2000:]
+    return session
+
+
+def http_post_form(session: requests.Session, server: LiveServer, path: str, data: dict[str, str] | None = None,
+                   ) -> requests.Response:
+    """POST a page's form (CSRF token and referer as the browser sends them)."""
+    return session.post(f"{server.url}{path}", timeout=60, headers={"Referer": f"{server.url}{path}"},
+                        data={**(data or {}), "csrfmiddlewaretoken": session.cookies["csrftoken"]})
+
+
+def http_upload_and_confirm(server: LiveServer, persona: Persona, archive: Path) -> str:
+    """`archive` uploaded through the API with a CLI token, then confirmed on the run's page by its
+    owner; returns the run's id."""
+    with archive.open("rb") as body:
+        answer = http_session().post(f"{server.api}/submissions/bundle", data=body, timeout=180,
+                                     headers={"Authorization": f"Bearer {issue_token(persona.user)}",
+                                              "Content-Type": "application/gzip", "X-ASIBench-Filename": archive.name})
+    assert answer.status_code == 201, answer.text
+    submission_id = answer.json()["submission_id"]
+    session = http_login(server, persona)
+    confirmed = http_post_form(session, server, f"/submit/submissions/{submission_id}/confirm")
+    assert confirmed.status_code == 200, confirmed.text[-2000:]
+    state = session.get(f"{server.api}/submissions/{submission_id}", timeout=30).json()
+    assert state["status"] in ("queued", "scoring", "scored"), state
+    return str(submission_id)
+
+
+def http_wait_status(server: LiveServer, persona: Persona, submission_id: str, statuses: tuple[str, ...],
+                     timeout: float, predicate: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
+    """Poll the run's progress API as its owner until its status is one of `statuses` (and `predicate`
+    holds of the body); the body."""
+    token = issue_token(persona.user, name="wait")
+    session = http_session()
+
+    def progress() -> dict[str, Any] | None:
+        body = session.get(f"{server.api}/submissions/{submission_id}", timeout=30,
+                           headers={"Authorization": f"Bearer {token}"}).json()
+        return body if body.get("status") in statuses and (predicate is None or predicate(body)) else None
+
+    return wait_for(progress, timeout, f"run {submission_id} to be {' or '.join(statuses)}", interval=1)
 
 
 def mailed_link(to: str, path_prefix: str, since: float, timeout: float = 20) -> str:
@@ -397,3 +454,59 @@ def deny_user_namespaces() -> None:
     prog = SockFprog(len(program) // 8, program)
     if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:  # NO_NEW_PRIVS, SECCOMP
         raise OSError(ctypes.get_errno(), "could not install the seccomp filter")
+
+
+# What another local account sees while a sandbox runs: every process's command line, and its environment
+# where the kernel lets it read one. The key comes on stdin (never in this scanner's own argv); the next
+# line, or the end of stdin, stops it.
+_SCAN = r"""
+import json, os, select, sys, time
+key = sys.stdin.readline().strip().encode()
+marker = sys.argv[1].encode()
+found = {"cmdline": [], "environ": [], "environ_readable": 0, "marked_seen": 0, "scans": 0}
+while not select.select([sys.stdin], [], [], 0)[0]:  # until told to stop (a line, or stdin closed)
+    found["scans"] += 1
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if marker in cmdline:
+            found["marked_seen"] += 1
+        if key in cmdline:
+            found["cmdline"].append(cmdline.replace(b"\0", b" ").decode(errors="replace")[:300])
+        try:
+            environ = open(f"/proc/{pid}/environ", "rb").read()
+        except OSError:
+            continue
+        found["environ_readable"] += 1
+        if key in environ:
+            found["environ"].append(pid)
+    time.sleep(0.05)
+print(json.dumps(found))
+"""
+
+
+class ProcScanner:
+    """`_SCAN` run as uid/gid 65534 (another local user) for as long as the `with` block lasts: where it
+    found `key`, and how often it saw a process whose command line holds `marker` (proof the scan
+    overlapped what it watched)."""
+
+    def __init__(self, key: str, marker: str) -> None:
+        self.key, self.marker = key, marker
+        self.found: dict[str, Any] = {}
+
+    def __enter__(self) -> "ProcScanner":
+        self.proc = subprocess.Popen(["/usr/bin/python3", "-I", "-S", "-c", _SCAN, self.marker],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, user=65534,
+                                     group=65534, extra_groups=[], cwd="/")
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(self.key + "\n")
+        self.proc.stdin.flush()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        out, _ = self.proc.communicate("stop\n", timeout=60)
+        self.found = json.loads(out)

@@ -100,8 +100,10 @@ def progress_response_body(request: object, submission: object, viewer: User) ->
 def _waiting_body(waiting: dict | None) -> dict | None:
     if not waiting:
         return None
-    next_at = waiting.get("next_attempt_at")
-    return {**waiting, "next_attempt_at": next_at.isoformat() if next_at else None}
+    next_at, budget = waiting.get("next_attempt_at"), waiting.get("budget")
+    if budget:
+        budget = {**budget, "resumes_at": budget["resumes_at"].isoformat() if budget.get("resumes_at") else None}
+    return {**waiting, "next_attempt_at": next_at.isoformat() if next_at else None, "budget": budget}
 
 
 class SubmissionProgressApi(APIView):

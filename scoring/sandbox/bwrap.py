@@ -11,6 +11,9 @@ Effective isolation (each point is exercised by tests/scoring/sandbox):
   links), a few /etc files, a synthetic /etc/passwd and /etc/group, a fresh /proc, a
   read-only /dev, size-capped tmpfs /tmp and /dev/shm, the caller's read-only mounts, and
   `workdir` read-write at its own absolute path, which is also the cwd.
+- The command's environment is exactly BASE_ENV plus `limits.env`, given to bwrap as its own
+  environment (which it passes on), never as `--setenv` arguments: values may be keys, and any
+  local user can read a command line (`sandbox_environment`).
 - The command runs as uid/gid 65534 inside.
   Root mode (the caller is root and can switch to the per-run uids): that id maps to a host
   uid/gid of its own, `uid_base + slot`, with the slot held by an flock for the run; so the
@@ -247,7 +250,7 @@ class BwrapBackend(SandboxBackend):
                         done = drive(
                             args,
                             cwd=Path("/"),
-                            env={"PATH": BASE_ENV["PATH"]},
+                            env=sandbox_environment(limits),
                             timeout=limits.wall_clock_seconds,
                             output_cap=limits.max_output_bytes,
                             pass_fds=fds.passed,
@@ -302,12 +305,10 @@ class BwrapBackend(SandboxBackend):
         """The bwrap argv; `mounts` are (source, inside path) pairs."""
         a = [self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
              "--uid", str(INSIDE_ID), "--gid", str(INSIDE_ID), "--hostname", "sandbox",
-             "--die-with-parent", "--new-session", "--clearenv",
+             "--die-with-parent", "--new-session",
              "--seccomp", str(fds.data(self.seccomp_filter))]
         if limits.network:
             a.append("--share-net")
-        for key, value in {**BASE_ENV, **limits.env}.items():
-            a += ["--setenv", key, value]
         for d in _SYSTEM_DIRS:
             if os.path.islink(d):
                 a += ["--symlink", os.readlink(d), d]
@@ -472,6 +473,13 @@ def _can_switch_to(uid: int) -> bool:
                 os._exit(code)
         _switch_probe[uid] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     return _switch_probe[uid]
+
+
+def sandbox_environment(limits: Limits) -> dict[str, str]:
+    """The command's whole environment. bwrap is started with exactly this one and passes it on: never
+    `--setenv` on its command line, which every local user can read in /proc/<pid>/cmdline (the values
+    may be keys). /proc/<pid>/environ is readable by the process's own uid alone."""
+    return {**BASE_ENV, **limits.env}
 
 
 def _warn_once(message: str) -> None:
