@@ -38,7 +38,7 @@ from proposals.files import (
     blob_store,
     blobs_delete,
     imported_fields,
-    yaml_refusal,
+    yaml_refused,
 )
 from proposals.models import Proposal, ProposalFile, ProposalJob, ReviewEvent, Revision, RevisionFile
 from proposals.notify import author_notify
@@ -201,10 +201,10 @@ def _checked_incoming(files: Iterable[IncomingFile]) -> list[IncomingFile]:
         raise _file_error(exc) from None
     for item in out.values():
         item.handle.seek(0)
-        problem = yaml_refusal(item.name, item.handle.read())
+        refused = yaml_refused(item.name, item.handle.read())
         item.handle.seek(0)
-        if problem:
-            raise ValidationFailed(problem, code="yaml_alias")
+        if refused is not None:
+            raise ValidationFailed(f"{item.name}: {refused}", code=refused.code)
     return list(out.values())
 
 
