@@ -14,6 +14,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.loopback import is_loopback_host
 from contracts.sandbox_policy import POLICIES, default_modes
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
 
@@ -68,6 +69,10 @@ CATALOG_ID_CLASH = env_str("ASIBENCH_CATALOG_ID_CLASH", "refuse").lower()
 if CATALOG_ID_CLASH not in ("refuse", "keep", "replace"):
     raise ImproperlyConfigured(f"ASIBENCH_CATALOG_ID_CLASH must be refuse, keep or replace, got {CATALOG_ID_CLASH!r}")
 
+# Development (`make run`) unless DEBUG=0; the compose file sets 0. Django's debug page shows settings,
+# source and request data, so DEBUG is for this machine only: it refuses public host names and a TLS
+# proxy (below), gunicorn refuses it on a bind others can reach (gunicorn.conf.py), and any client
+# but loopback gets a 403 (portal.middleware.DebugLoopbackOnlyMiddleware).
 DEBUG = env_bool("DEBUG", True)
 
 # The embedded default generates a random key once and keeps it under VAR_DIR. Production
@@ -115,6 +120,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "portal.middleware.DebugLoopbackOnlyMiddleware",  # first: nothing runs for a stranger while DEBUG is on
     "django.middleware.security.SecurityMiddleware",
     "portal.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -366,6 +372,19 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = env_str("SECURE_REFERRER_POLICY", "same-origin")
 X_FRAME_OPTIONS = "DENY"
+if DEBUG:
+    _public_names = [host for host in ALLOWED_HOSTS if not is_loopback_host(host)]
+    if PUBLIC_BASE_URL:
+        from urllib.parse import urlsplit
+
+        if not is_loopback_host(urlsplit(PUBLIC_BASE_URL).hostname or ""):
+            _public_names.append(f"ASIBENCH_PUBLIC_URL={PUBLIC_BASE_URL}")
+    if _public_names or BEHIND_TLS_PROXY:
+        served = ", ".join(_public_names) if _public_names else "BEHIND_TLS_PROXY=1"
+        raise ImproperlyConfigured(
+            f"DEBUG is on (DEBUG=1, or DEBUG unset) for a deployment ({served}): Django's debug page would show "
+            "settings, source and request data to visitors. Set DEBUG=0 (with SECRET_KEY) to serve others; "
+            "DEBUG is for development on this machine only (127.0.0.1, localhost).")
 # No inline script or style anywhere (templates load /static files only); author images are not
 # fetched from other sites, so a prompt cannot track who reads it.
 CONTENT_SECURITY_POLICY = env_str(
