@@ -1,13 +1,13 @@
 """gunicorn reads this file from its working directory: the checkout, where `make run`, the tests and the
 image start it. Django's debug page is for this machine only, so a server with DEBUG on refuses to start
-on a bind other machines can reach (config/loopback.py)."""
+on a bind other machines can reach (portal/loopback.py)."""
 
 import sys
 
 
 def on_starting(server: object) -> None:
-    from config.loopback import debug_bind_problem
     from config.settings import DEBUG
+    from portal.loopback import debug_bind_problem
 
     binds = list(server.cfg.bind)  # type: ignore[attr-defined]
     problem = debug_bind_problem(binds) if DEBUG else None

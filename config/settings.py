@@ -14,8 +14,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.loopback import is_loopback_host
 from contracts.sandbox_policy import POLICIES, default_modes
+from portal.loopback import is_loopback_host
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
 
 BASE_DIR = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 
-from config.loopback import is_loopback_host
+from portal.loopback import is_loopback_host
 
 # Headers a proxy adds: a request carrying one came from elsewhere, whatever REMOTE_ADDR says.
 _FORWARDED = ("HTTP_FORWARDED", "HTTP_X_FORWARDED_FOR", "HTTP_X_REAL_IP", "HTTP_X_FORWARDED_HOST")
