@@ -108,6 +108,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "allauth",
     "allauth.account",
+    "allauth.mfa",
     "portal",
     "portal.accounts",
     "catalog",
@@ -132,6 +133,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "portal.accounts.middleware.MaintainerSecondFactorMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -209,6 +211,12 @@ ACCOUNT_FORMS = {
     "change_password": "portal.accounts.forms.PasswordChangeWithTokensForm",
     "reset_password_from_key": "portal.accounts.forms.PasswordResetWithTokensForm",
 }
+# Second factors (django-allauth MFA). Maintainers must have one (portal.accounts.middleware): an
+# authenticator app (TOTP) or, where the browser offers it, a security key (WebAuthn); recovery codes
+# come with the first. Others may add one on /accounts/2fa/. Plain http only for DEBUG on loopback.
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
+MFA_TOTP_ISSUER = env_str("ASIBENCH_MFA_ISSUER", "ASI-Bench Portal")
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
 LOGIN_REDIRECT_URL = "/submit/dashboard"
 LOGIN_URL = "/accounts/login/"
 
@@ -311,6 +319,7 @@ PROPOSALS_QUEUE = "proposals"
 CELERY_TASK_ROUTES = {
     "proposals.validate_proposal": {"queue": PROPOSALS_QUEUE},
     "proposals.publish_proposal": {"queue": PROPOSALS_QUEUE},
+    "proposals.revision_diff": {"queue": PROPOSALS_QUEUE},
 }
 
 # Proxies in front of the Portal that append to X-Forwarded-For. Rate limits key on the client
@@ -567,5 +576,15 @@ AGENT_JUDGE_CODEX_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CODEX_BASE_URL", "htt
 AGENT_JUDGE_CODEX_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CODEX_KEY_ENV", "OPENAI_API_KEY")
 AGENT_JUDGE_CLAUDE_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_BASE_URL", "https://api.anthropic.com")
 AGENT_JUDGE_CLAUDE_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_KEY_ENV", "ANTHROPIC_API_KEY")
+# The review page of a proposal (proposals.diffs, proposals.rendering). Revision diffs are computed once
+# per revision pair and kept; a changed file larger than PROPOSAL_DIFF_MAX_FILE_BYTES is not diffed (the
+# page offers both versions to download), a diff longer than PROPOSAL_DIFF_MAX_SHOWN_BYTES is not shown,
+# and only diffs whose changed files total at most PROPOSAL_DIFF_INLINE_BYTES are computed while the
+# page is asked for (the rest by a worker). At most PROPOSAL_PAGE_SHOWN_BYTES of the revision's files
+# are rendered on the page; the others are listed with a download link.
+PROPOSAL_DIFF_MAX_FILE_BYTES = env_int("ASIBENCH_PROPOSAL_DIFF_MAX_FILE_BYTES", 1024 * 1024, minimum=1)
+PROPOSAL_DIFF_MAX_SHOWN_BYTES = env_int("ASIBENCH_PROPOSAL_DIFF_MAX_SHOWN_BYTES", 512 * 1024, minimum=1)
+PROPOSAL_DIFF_INLINE_BYTES = env_int("ASIBENCH_PROPOSAL_DIFF_INLINE_BYTES", 64 * 1024)
+PROPOSAL_PAGE_SHOWN_BYTES = env_int("ASIBENCH_PROPOSAL_PAGE_SHOWN_BYTES", 128 * 1024)
 # Task proposal file sync (client contract §4.3, §9.5): 100 MiB of files plus multipart overhead.
 PROPOSAL_MAX_BODY_BYTES = env_int("ASIBENCH_PROPOSAL_MAX_BODY_BYTES", 110 * 1024 * 1024, minimum=1)
