@@ -45,6 +45,7 @@ from proposals.notify import author_notify
 from proposals.publishing import PUBLISHABLE_STATUSES
 from proposals.revisions import FIELD_NAMES, content_hash, freeze_problems, frozen_fields
 from proposals.tasks import proposal_publish_run_task, proposal_validation_run_task
+from scoring.engine.safe_yaml import YAMLTooDeep, YAMLTooLarge
 from scoring.engine.static_checks import PORTAL_CHECK
 
 logger = logging.getLogger(__name__)
@@ -203,8 +204,12 @@ def _checked_incoming(files: Iterable[IncomingFile]) -> list[IncomingFile]:
         item.handle.seek(0)
         refused = yaml_refused(item.name, item.handle.read())
         item.handle.seek(0)
+        if isinstance(refused, YAMLTooDeep):
+            raise ValidationFailed(f"{item.name}: {refused}", code="yaml_too_deep")
+        if isinstance(refused, YAMLTooLarge):
+            raise ValidationFailed(f"{item.name}: {refused}", code="yaml_too_large")
         if refused is not None:
-            raise ValidationFailed(f"{item.name}: {refused}", code=refused.code)
+            raise ValidationFailed(f"{item.name}: {refused}", code="yaml_alias")
     return list(out.values())
 
 

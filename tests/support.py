@@ -193,7 +193,7 @@ def browser_login(page: object, server: LiveServer, persona: Persona) -> None:
     page.fill("input[name=password]", persona.password)  # type: ignore[attr-defined]
     page.click("button[type=submit]")  # type: ignore[attr-defined]
     if persona.totp_secret:
-        page.wait_for_url("**/accounts/2fa/authenticate/**")  # type: ignore[attr-defined]
+        page.wait_for_url("**/accounts/2fa/authenticate/")  # type: ignore[attr-defined]
         page.fill("input[name=code]", fresh_totp_code(persona.totp_secret))  # type: ignore[attr-defined]
         page.click("form[action$='/2fa/authenticate/'] button[type=submit]")  # type: ignore[attr-defined]
     page.wait_for_selector("[data-testid=signed-in-as]")  # type: ignore[attr-defined]

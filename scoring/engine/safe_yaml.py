@@ -33,28 +33,20 @@ MAX_NODES = 1_000_000
 
 
 class YAMLRefused(yaml.YAMLError):
-    """A document this loader will not read, with the reason and `code` a refusal names. A YAMLError,
-    so callers that already handle bad YAML refuse it the same way."""
-
-    code = "yaml_refused"
+    """A document this loader will not read, with the reason. A YAMLError, so callers that already
+    handle bad YAML refuse it the same way."""
 
 
 class YAMLAliasRefused(YAMLRefused):
     """The document's aliases expand beyond the bounds (or form a cycle)."""
 
-    code = "yaml_alias"
-
 
 class YAMLTooDeep(YAMLRefused):
     """A collection is nested deeper than MAX_DEPTH."""
 
-    code = "yaml_too_deep"
-
 
 class YAMLTooLarge(YAMLRefused):
     """The document has more than MAX_NODES nodes."""
-
-    code = "yaml_too_large"
 
 
 class _Cycle(Exception):

@@ -106,3 +106,15 @@ def test_a_session_api_call_of_an_unenrolled_maintainer_is_refused(portal_server
     session = http_login(portal_server, new_maintainer)
     answer = session.get(f"{portal_server.api}/me", timeout=30)
     assert answer.status_code == 403 and answer.json()["code"] == "second_factor_required"
+
+
+def test_bootstrap_says_how_the_demo_maintainer_signs_in(transactional_db):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("bootstrap_portal", stdout=out)
+    text = out.getvalue()
+    assert "Demo maintainer created: maintainer@asibench.local / " in text
+    assert "Maintainers sign in with a second factor: at the first sign-in the Portal shows a QR code" in text

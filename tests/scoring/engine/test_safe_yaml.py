@@ -88,7 +88,6 @@ def test_deep_nesting_is_refused_with_where_not_a_recursion_error(opening, closi
     with pytest.raises(YAMLTooDeep) as refused:
         untrusted_yaml_load("a: " + deeply_nested(1500, opening, closing))
     assert str(refused.value).startswith(f"YAML nested deeper than {MAX_DEPTH} levels is refused (at line 1, column ")
-    assert refused.value.code == "yaml_too_deep"
 
 
 def test_a_document_of_too_many_nodes_is_refused():
