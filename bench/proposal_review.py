@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import io
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -32,6 +33,11 @@ MiB = 1024 * 1024
 
 
 def code_file(kib: int, revision: int, index: int) -> bytes:
+    """Even files: source with one line changed per revision. Odd files: difflib's bad case, ~150 distinct
+    short lines in a different random order in each revision (under 1% each, so none is "junk")."""
+    if index % 2:
+        rng = random.Random(revision * 1000 + index)
+        return "".join(f"x{rng.randint(0, 150)}\n" for _ in range(kib * 1024 // 5)).encode()
     lines = [f"value_{index}_{n:07d} = {n} * {index}  # generated line {n}\n" for n in range(kib * 1024 // 48)]
     lines[len(lines) // 2] = f"answer = {revision}  # the line this revision changes\n"
     return "".join(lines).encode()
@@ -131,10 +137,20 @@ def run(args: argparse.Namespace, var: Path) -> None:
     print(f"review page, diff kept:            best {best:6.3f} s  median {median:6.3f} s")
     import difflib
 
-    old, new = (code_file(args.code_kb, n, 0).decode().splitlines(keepends=True) for n in (1, 2))
-    started = time.perf_counter()
-    "".join(difflib.unified_diff(old, new))
-    print(f"for scale: difflib on one pair of {args.code_kb} KiB files: {time.perf_counter() - started:6.3f} s")
+    from proposals.diffing import unified_diff
+
+    for kib in sorted({k for k in (32, 64, 128) if k < args.code_kb} | {args.code_kb}):
+        old, new = (code_file(kib, n, 1).decode().splitlines(keepends=True) for n in (1, 2))
+        started = time.perf_counter()
+        "".join(unified_diff(old, new, "a", "b"))
+        ours = time.perf_counter() - started
+        if kib > 128:  # difflib grows about 3.6x per doubling here: seconds at 128 KiB, minutes past it
+            print(f"bad case, {kib:4d} KiB pair: ours {ours:6.3f} s  (difflib not run at this size)")
+            continue
+        started = time.perf_counter()
+        "".join(difflib.unified_diff(old, new))
+        print(f"bad case, {kib:4d} KiB pair: ours {ours:6.3f} s  difflib (the page's diff before) "
+              f"{time.perf_counter() - started:6.3f} s")
 
 
 if __name__ == "__main__":
