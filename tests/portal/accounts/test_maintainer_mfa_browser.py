@@ -118,3 +118,40 @@ def test_bootstrap_says_how_the_demo_maintainer_signs_in(transactional_db):
     text = out.getvalue()
     assert "Demo maintainer created: maintainer@asibench.local / " in text
     assert "Maintainers sign in with a second factor: at the first sign-in the Portal shows a QR code" in text
+
+
+def test_a_maintainer_can_enrol_a_security_key_and_sign_in_with_it(portal_server, page, new_maintainer):
+    """WebAuthn where the browser offers it: Chromium's virtual authenticator (DevTools protocol) stands in
+    for a USB key. The site is reached as localhost: a relying party id cannot be an IP address."""
+    server = portal_server.url.replace("127.0.0.1", "localhost")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "usb", "hasResidentKey": True, "hasUserVerification": True,
+        "isUserVerified": True, "automaticPresenceSimulation": True}})
+    page.goto(f"{server}/accounts/login/")
+    page.fill("input[name=login]", new_maintainer.email)
+    page.fill("input[name=password]", new_maintainer.password)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/accounts/2fa/")
+    page.goto(f"{server}/accounts/2fa/webauthn/add/")
+    page.wait_for_url("**/accounts/reauthenticate/**")
+    page.fill("input[name=password]", new_maintainer.password)
+    page.click("form[action*='/accounts/reauthenticate/'] button[type=submit]")
+    page.wait_for_url("**/accounts/2fa/webauthn/add/")
+    page.fill("input[name=name]", "Test key")
+    page.click("#mfa_webauthn_add")
+    page.wait_for_url(lambda url: "/webauthn/add/" not in url)
+    page.goto(f"{server}/leaderboard/review/")
+    assert page.url.startswith(f"{server}/leaderboard/review/"), page.url
+
+    sign_out(page)
+    page.goto(f"{server}/accounts/login/")
+    page.fill("input[name=login]", new_maintainer.email)
+    page.fill("input[name=password]", new_maintainer.password)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/accounts/2fa/authenticate/")
+    page.click("#mfa_webauthn_authenticate")
+    page.wait_for_selector("[data-testid=signed-in-as]")
+    page.goto(f"{server}/submit/proposals/review")
+    assert page.url == f"{server}/submit/proposals/review"
