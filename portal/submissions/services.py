@@ -44,6 +44,7 @@ from portal.submissions.conformance import conformance_flags
 from portal.submissions.models import Submission, SubmissionEntry
 from portal.submissions.scoring_tasks import scoring_run_start_task
 from portal.submissions.selectors import run_state
+from portal.submissions.usage import run_usage
 from scoring.models import Dataset, Instance, Task
 from scoring.selectors import instance_input_digest, task_unscorable_reasons
 from scoring.storage_errors import STORAGE_ERRORS
@@ -272,6 +273,7 @@ def _draft_create(
         integrity_ok=bundle.integrity_ok,
         incomplete_instances=incomplete,
         report=report,
+        usage=run_usage([e.usage for e in bundle.entries]),
         expires_at=timezone.now() + timedelta(hours=settings.DRAFT_TTL_HOURS),
         conformance=conformance_flags(bundle, dataset, {"owner": user, "dataset": dataset, **described}),
         **described,
@@ -355,6 +357,7 @@ def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> 
         timed_out_with_outputs=entry.timed_out_with_outputs,
         provenance=entry.provenance,
         evidence=entry.evidence,
+        usage=entry.usage,
     )
 
 

@@ -19,6 +19,8 @@ from portal.submissions.bundle_verify.tar_headers import BLOCK, LINK_TYPES, REGU
 from portal.submissions.bundle_verify.types import BundleLimits, BundleRejected, MiB
 from portal.submissions.evidence import EvidenceLimits, agent_evidence
 from portal.submissions.long_texts import LongTextTrimmer, StructureTooLarge
+from portal.submissions.prices import price_table
+from portal.submissions.usage import result_usage
 
 
 @dataclass
@@ -210,7 +212,8 @@ def _small_result_fields(rel: str, raw: bytes, limits: BundleLimits, cuts: dict[
     if log_chars is not None:  # only its end was read (_OversizedResult): the length is the JSON text's
         evidence.update(log_chars=max(log_chars, evidence["log_chars"]), log_chars_estimated=True)
     fields.update(prompt_level=data.get("prompt_level", ""), attempt=data.get("attempt", 1),
-                  status=data.get("status", ""), persisted=persisted, evidence=evidence)
+                  status=data.get("status", ""), persisted=persisted, evidence=evidence,
+                  usage=result_usage(data, price_table()))
     return fields
 
 
