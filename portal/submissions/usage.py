@@ -82,10 +82,10 @@ def _calls(records: list[Any], fallback_model: str | None, prices: PriceTable) -
             gap = True
             continue
         attempted = record.get("attempted")
-        if attempted is None:
-            gap = True
-            continue
+        if attempted is False:
+            continue  # a record the client kept that was not a call
         if attempted is not True:
+            gap = True  # null (a stretch the client could not see) or unreadable
             continue
         calls += 1
         fresh, out = _whole(record.get("input_tokens")), _whole(record.get("output_tokens"))
@@ -111,7 +111,7 @@ def _calls(records: list[Any], fallback_model: str | None, prices: PriceTable) -
         cost += priced_cost
         priced.add(price.model)
         used[price.model] = price
-    if gap:
+    if gap or not calls:  # no call at all: nothing tells a silent agent from an unreadable record
         return {"model_calls": None, "input_tokens": None, "output_tokens": None, "cost_usd": None, "prices": []}
     return {"model_calls": calls,
             "input_tokens": prompt if tokens_known else None, "output_tokens": output if tokens_known else None,
