@@ -24,6 +24,11 @@ def row_public(row: dict[str, Any]) -> dict[str, Any]:
         "sandbox": row["sandbox"],
         **{column: row[column] for column in COLUMNS},
         "intervals": {column: intervals.get(column) for column in COLUMNS},
+        # Mean over the results that state it; the source says how far to trust it; null is unknown, never 0.
+        "cost_per_task_usd": row["cost_per_task"],
+        "cost_source": row["cost_source"],
+        "tokens_per_task": row["tokens_per_task"],
+        "tokens_source": row["tokens_source"],
         "instances_scored": row["instances_scored"],
         "task_count": row["task_count"],
         "confirmed_attempts": row["confirmed_attempts"],
@@ -41,6 +46,7 @@ def interval_method() -> dict[str, Any]:
 
 CSV_HEADER = ["rank", "display_name", "dataset", "agent", "model", "effort", "sandbox",
               *[f"{c}{suffix}" for c in COLUMNS for suffix in ("", "_ci_low", "_ci_high")],
+              "cost_per_task_usd", "cost_source", "tokens_per_task", "tokens_source",
               "instances_scored", "task_count", "confirmed_attempts", "published_at", "scored_at", "url"]
 
 
@@ -67,6 +73,9 @@ def rows_csv(rows: Iterable[dict[str, Any]]) -> str:
             figures += [row[column], bounds[0], bounds[1]]
         writer.writerow(map(csv_cell, [
             row["rank"], row["display_name"], row["dataset"], row["agent"], row["model"], row["effort"],
-            row["sandbox"], *["" if v is None else v for v in figures], row["instances_scored"], row["task_count"],
+            row["sandbox"], *["" if v is None else v for v in figures],
+            "" if row["cost_per_task_usd"] is None else row["cost_per_task_usd"], row["cost_source"],
+            "" if row["tokens_per_task"] is None else row["tokens_per_task"], row["tokens_source"],
+            row["instances_scored"], row["task_count"],
             row["confirmed_attempts"], row["published_at"] or "", row["scored_at"] or "", row["url"]]))
     return out.getvalue()

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from django.core.cache import cache
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Window
 
+from leaderboard.costs import board_figures
 from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, figures
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
 from leaderboard.stats import Interval, rank_with_ties
@@ -30,14 +31,18 @@ from scoring.models import Dataset, InstanceScore, JudgeCall, ScoringRun, Task
 
 GENERATION_KEY = "leaderboard:generation"
 CACHE_SECONDS = 24 * 3600
-SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "instances", "attempts", "date"}
+SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "cost", "tokens", "instances", "attempts",
+             "date"}
 # What a public row carries, for pages, JSON and CSV alike.
 ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort", "sandbox", *COLUMNS,
-              "intervals", "instances_scored", "task_count", "confirmed_attempts", "published_at", "scored_at")
-# Columns read naturally A→Z / 1→n; every other column starts with the best (highest) first.
-ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox"})
+              "intervals", "cost_per_task", "cost_source", "tokens_per_task", "tokens_source", "instances_scored",
+              "task_count", "confirmed_attempts", "published_at", "scored_at")
+# Columns read naturally A→Z / 1→n, and cost and tokens cheapest first; every other column starts with the best
+# (highest) first.
+ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox", "cost", "tokens"})
 _BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
-               "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at", "provenance")
+               "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at", "provenance",
+               "usage")
 
 
 T = TypeVar("T")
@@ -158,6 +163,7 @@ def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
             "instances_scored": figs["instances_scored"], "task_count": figs["task_count"],
             "confirmed_attempts": e.confirmed_attempts,
             "judge_scored": int((e.provenance or {}).get("judge_scored_results") or 0),
+            **board_figures(e.usage, domain),
             "published_at": e.published_at, "scored_at": e.scored_at,
         })
     ranks = rank_with_ties([_interval(r, "mean") for r in rows])
@@ -172,7 +178,7 @@ def _interval(row: dict[str, Any], column: str) -> Interval | None:
 
 
 _SORT_FIELD = {"name": "display_name", "instances": "instances_scored", "attempts": "confirmed_attempts",
-               "date": "published_at"}
+               "date": "published_at", "cost": "cost_per_task", "tokens": "tokens_per_task"}
 
 
 def sort_rows(rows: list[dict[str, Any]], sort: str, descending: bool) -> list[dict[str, Any]]:

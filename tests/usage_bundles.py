@@ -99,3 +99,15 @@ def merge_into(result_path: Path, fields: dict[str, Any], *, seconds: float | No
     if seconds is not None:
         result["execution_time_seconds"] = seconds
     result_path.write_text(json.dumps(result))
+
+
+def usage_for(fields: dict[str, Any], seconds: float = 30.0) -> dict[str, Any]:
+    """What intake keeps of a result with these fields (SubmissionEntry.usage), for runs built in the ORM."""
+    from portal.submissions.prices import price_table
+    from portal.submissions.usage import result_usage
+
+    result: dict[str, Any] = {"execution_time_seconds": seconds, "agent_output": {},
+                              "provenance": {"agent": {"config": {"model": MODEL}}}}
+    merged = {**result, **{k: v for k, v in fields.items() if k != "agent_output"}}
+    merged["agent_output"] = {**fields.get("agent_output", {})}
+    return result_usage(merged, price_table())
