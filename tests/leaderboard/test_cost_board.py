@@ -76,8 +76,9 @@ def test_the_json_rows_carry_cost_and_tokens_per_task_with_their_sources(client,
 def test_the_board_page_shows_unknown_never_zero(client, board):
     page = client.get("/leaderboard/").content.decode()
     assert "$ / task" in page and "Tokens / task" in page
-    cells = dict(zip(re.findall(r'href="/leaderboard/entries/\d+/">([^<]+)</a>', page.split("data-testid=\"board\"")[1]),
-                     re.findall(r'data-testid="cost-per-task"[^>]*>(.*?)</td>', page), strict=False))
+    table = page.split('data-testid="board"')[1]
+    cells = dict(zip(re.findall(r'href="/leaderboard/entries/\d+/">([^<]+)</a>', table),
+                     re.findall(r'data-testid="cost-per-task"[^>]*>(.*?)</td>', table), strict=True))
     assert "unknown" in cells["No usage data"] and "unknown" in cells["Official client run"]
     assert "trajectory" in cells["Cheap and good"] and "$0." in cells["Cheap and good"]
     assert "$0<" not in page and ">$0.0<" not in page
