@@ -29,13 +29,36 @@ def row_public(row: dict[str, Any]) -> dict[str, Any]:
         "cost_source": row["cost_source"],
         "tokens_per_task": row["tokens_per_task"],
         "tokens_source": row["tokens_source"],
+        # Agreement across the configuration's repeated published runs (leaderboard.consistency); null below the
+        # minimum. The entry's JSON (`entry_url`) has it per task.
+        "consistency": row.get("consistency"),
         "instances_scored": row["instances_scored"],
         "task_count": row["task_count"],
         "confirmed_attempts": row["confirmed_attempts"],
         "published_at": row["published_at"].isoformat() if row["published_at"] else None,
         "scored_at": row["scored_at"].isoformat() if row["scored_at"] else None,
         "url": f"/leaderboard/entries/{row['id']}/",
+        "entry_url": f"/api/v1/leaderboard/entries/{row['id']}",
         "moderation_url": f"/leaderboard/entries/{row['id']}/#moderation",
+    }
+
+
+def entry_public(entry: Any, consistency: dict[str, Any]) -> dict[str, Any]:
+    """One published run as JSON: its figures per level and task, what it cost and took (`usage`, with sources
+    and coverage) and its agreement with its configuration's other published runs (per task)."""
+    intervals = entry.intervals or {}
+    return {
+        "id": entry.id, "display_name": entry.display_name, "dataset": entry.dataset_id, "agent": entry.agent,
+        "model": entry.model, "effort": entry.effort, "sandbox": entry.sandbox,
+        **{column: getattr(entry, column) for column in COLUMNS},
+        "intervals": {column: intervals.get(column) for column in COLUMNS},
+        "instances_scored": entry.instances_scored, "task_count": entry.task_count,
+        "tasks": entry.tasks or {},
+        "usage": entry.usage or {},
+        "consistency": consistency,
+        "published_at": entry.published_at.isoformat() if entry.published_at else None,
+        "scored_at": entry.scored_at.isoformat() if entry.scored_at else None,
+        "url": f"/leaderboard/entries/{entry.id}/",
     }
 
 

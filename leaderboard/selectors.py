@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from django.core.cache import cache
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Window
 
+from leaderboard.consistency import board_consistency, entry_consistency, published_runs
 from leaderboard.costs import board_figures
 from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, figures
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
@@ -148,9 +149,11 @@ def board_rows(query: BoardQuery) -> list[dict[str, Any]]:
 def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
     entries = LeaderboardEntry.objects.filter(dataset_id=dataset, is_current=True)
     entries = entries.only(*_BOARD_ONLY, "tasks") if domain else entries.only(*_BOARD_ONLY)
-    entries = entries.annotate(confirmed_attempts=confirmed_attempts("submission__"))
+    entries = entries.annotate(confirmed_attempts=confirmed_attempts("submission__"), published_runs=published_runs())
+    current = list(entries.order_by("id"))
+    repeated = board_consistency(current, domain)
     rows = []
-    for e in entries.order_by("id"):
+    for e in current:
         figs = figures(e.tasks, domain) if domain else {
             **{c: getattr(e, c) for c in COLUMNS}, "intervals": e.intervals,
             "instances_scored": e.instances_scored, "task_count": e.task_count}
@@ -163,7 +166,7 @@ def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
             "instances_scored": figs["instances_scored"], "task_count": figs["task_count"],
             "confirmed_attempts": e.confirmed_attempts,
             "judge_scored": int((e.provenance or {}).get("judge_scored_results") or 0),
-            **board_figures(e.usage, domain),
+            **board_figures(e.usage, domain), "consistency": repeated.get(e.id),
             "published_at": e.published_at, "scored_at": e.scored_at,
         })
     ranks = rank_with_ties([_interval(r, "mean") for r in rows])
@@ -213,7 +216,23 @@ def entry_public_detail(entry: LeaderboardEntry) -> dict[str, Any]:
               "levels": [v.get("levels", {}).get(lv) for lv in LEVELS]} for t, v in sorted(entry.tasks.items())]
     return {"entry": entry, "domains": domain_breakdown(entry.tasks), "tasks": tasks,
             "provenance": entry.provenance, "overall": figures(entry.tasks),
-            "moderation": list(moderation_log().filter(submission_id=entry.submission_id))}
+            "moderation": list(moderation_log().filter(submission_id=entry.submission_id)),
+            "usage": entry_usage_rows(entry.usage or {}), "consistency": entry_consistency(entry)}
+
+
+USAGE_TITLES = (("input_tokens", "Input tokens"), ("output_tokens", "Output tokens"), ("model_calls", "Model calls"),
+                ("turns", "Turns"), ("tool_calls", "Tool calls"), ("wall_seconds", "Agent wall time"),
+                ("cost_usd", "Cost"))
+
+
+def entry_usage_rows(usage: dict[str, Any]) -> dict[str, Any]:
+    """The entry page's cost and effort table: each figure per task and in total, its source and coverage."""
+    figures_ = usage.get("figures") or {}
+    rows = [{"name": name, "title": title, **(figures_.get(name) or {"total": None, "per_result": None,
+                                                                      "results": 0, "source": "unknown"})}
+            for name, title in USAGE_TITLES]
+    return {"rows": rows, "results": usage.get("results") or 0, "prices": usage.get("prices") or [],
+            "any": any(r["source"] != "unknown" for r in rows)}
 
 
 # --- the public moderation log ------------------------------------------------------------------

@@ -186,12 +186,12 @@ def chosen(figure: dict[str, Any] | None) -> tuple[Any, str]:
     return None, UNKNOWN
 
 
-def _rounded(name: str, value: float) -> float | int:
+def _rounded(name: str, value: float, *, mean: bool = False) -> float | int:
     if name == "cost_usd":
         return round(value, 6)
     if name == "wall_seconds":
         return round(value, 1)
-    return int(round(value))
+    return round(value, 2) if mean else int(round(value))  # counts: whole in total, not per result
 
 
 def run_usage(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -206,7 +206,7 @@ def run_usage(results: list[dict[str, Any]]) -> dict[str, Any]:
         total = sum(v for v, _ in known)
         source = UNKNOWN if not known else SELF_REPORTED if any(s == SELF_REPORTED for _, s in known) else TRAJECTORY
         figures[name] = {"total": _rounded(name, total) if known else None,
-                         "per_result": _rounded(name, total / len(known)) if known else None,
+                         "per_result": _rounded(name, total / len(known), mean=True) if known else None,
                          "results": len(known), "source": source}
     compared = {}
     for name in COMPARED:

@@ -146,3 +146,39 @@ def test_the_pareto_front_keeps_only_runs_nothing_beats():
     points = [(1.0, 50.0), (2.0, 60.0), (2.0, 55.0), (0.5, 40.0), (3.0, 60.0), (0.5, 30.0), (4.0, 90.0)]
     assert pareto_front(points) == {0, 1, 3, 6}
     assert pareto_front([]) == set() and pareto_front([(1.0, 1.0)]) == {0}
+
+
+def test_the_entry_page_shows_each_figure_with_its_source_and_the_prices_used(client, board):
+    page = client.get(f"/leaderboard/entries/{board['cheap'].id}/").content.decode()
+    start = page.index('data-testid="entry-usage"')
+    table = page[start:page.index("</table>", start)]
+    cost = table[table.index('data-testid="usage-cost_usd"'):]
+    assert "trajectory" in cost[:cost.index("</tr>")] and "20 of 20" in cost[:cost.index("</tr>")]
+    calls = table[table.index('data-testid="usage-model_calls"'):]
+    calls = calls[:calls.index("</tr>")]
+    assert ">1.8<" in calls and ">36<" in calls and "trajectory" in calls  # 12 results of 1 call, 8 of 3
+    prices = page[page.index('data-testid="usage-prices"'):]
+    assert "<code>claude-sonnet-4-5</code> at $3.0 / $15.0 per million" in prices and "as of 2025-11-15" in prices
+    assert 'href="https://docs.anthropic.com/en/docs/about-claude/pricing"' in prices
+
+
+def test_visitors_read_unknown_for_runs_without_data(client, board):
+    silent = client.get(f"/leaderboard/entries/{board['none'].id}/").content.decode()
+    table = silent[silent.index('data-testid="entry-usage"'):]
+    for figure in ("input_tokens", "output_tokens", "model_calls", "turns", "tool_calls", "cost_usd"):
+        row = table[table.index(f'data-testid="usage-{figure}"'):]
+        row = row[:row.index("</tr>")]
+        assert "unknown" in row and "0 of 20" in row, figure
+    assert "$0" not in table
+    stated = client.get(f"/leaderboard/entries/{board['stated'].id}/").content.decode()
+    tokens = stated[stated.index('data-testid="usage-input_tokens"'):]
+    assert "self-reported" in tokens[:tokens.index("</tr>")]
+    entry = client.get(f"/api/v1/leaderboard/entries/{board['none'].id}").json()
+    assert entry["usage"]["figures"]["cost_usd"] == {"total": None, "per_result": None, "results": 0,
+                                                     "source": "unknown"}
+
+
+def test_a_run_published_before_usage_was_kept_says_it_records_nothing(client, board):
+    LeaderboardEntry.objects.filter(id=board["none"].id).update(usage={})
+    page = client.get(f"/leaderboard/entries/{board['none'].id}/").content.decode()
+    assert 'data-testid="usage-unknown"' in page and "unknown (not zero)" in page
