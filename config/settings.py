@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.object_storage import s3_client_config
 from contracts.sandbox_policy import POLICIES, default_modes
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
 
@@ -252,12 +253,13 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Storage: archives, instance inputs and private references. Never served by URL.
 S3_BUCKET = env_str("ASIBENCH_S3_BUCKET")
 MEDIA_ROOT = VAR_DIR / "media"
+S3_ENDPOINT_URL = env_str("ASIBENCH_S3_ENDPOINT_URL") or None
 if S3_BUCKET:
     _default_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
             "bucket_name": S3_BUCKET,
-            "endpoint_url": env_str("ASIBENCH_S3_ENDPOINT_URL") or None,
+            "endpoint_url": S3_ENDPOINT_URL,
             "region_name": env_str("ASIBENCH_S3_REGION") or None,
             "access_key": env_str("ASIBENCH_S3_ACCESS_KEY_ID") or None,
             "secret_key": env_str("ASIBENCH_S3_SECRET_ACCESS_KEY") or None,
@@ -265,6 +267,8 @@ if S3_BUCKET:
             "default_acl": None,
             "querystring_auth": True,
             "file_overwrite": False,
+            # Not AWS (SeaweedFS in compose, radosgw, ...): checksums only where required, path-style.
+            "client_config": s3_client_config(S3_ENDPOINT_URL),
         },
     }
 else:
