@@ -11,9 +11,10 @@ def on_starting(server: Any) -> None:
 
 
 def when_ready(server: Any) -> None:
+    from config.celery import app
     from config.metrics import QueueDepthCollector, metrics_server_start
 
-    metrics_server_start(extra=[QueueDepthCollector()])
+    metrics_server_start(extra=[QueueDepthCollector(app)])
 
 
 def child_exit(server: Any, worker: Any) -> None:

@@ -72,14 +72,15 @@ def metrics_server_start(extra: Iterable[Collector] = ()) -> bool:
 class QueueDepthCollector(Collector):
     """Messages waiting in each of the Portal's Celery queues, asked of the broker at every scrape."""
 
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
         from django.conf import settings
 
-        from config.celery import app
-
         family = GaugeMetricFamily("asibench_celery_queue_messages", "Messages waiting in a Celery queue",
                                    labels=["queue"])
-        with app.connection_for_read() as connection:
+        with self.app.connection_for_read() as connection:
             channel = connection.default_channel
             for queue in (settings.CELERY_TASK_DEFAULT_QUEUE, settings.PROPOSALS_QUEUE):
                 # kombu's own count for the transport (Redis: every priority list of the queue).

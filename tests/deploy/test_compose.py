@@ -1,6 +1,7 @@
 """docker-compose.yml as the compose tool resolves it (podman-compose 1.6, pinned in requirements/test.txt):
 the properties that let the worker score in sibling containers and keep the engine socket contained."""
 
+import secrets
 import subprocess
 from pathlib import Path
 
@@ -194,3 +195,17 @@ def test_sentry_is_off_unless_the_operator_sets_its_dsn(config):
     assert {services[n]["environment"]["SENTRY_DSN"] for n in ("web", "worker", "beat")} == {""}
     dsn = "https://public@sentry.example/1"
     assert compose_config(SENTRY_DSN=dsn)["services"]["worker"]["environment"]["SENTRY_DSN"] == dsn
+
+
+def test_the_compose_environment_passes_the_deploy_check(tmp_path):
+    """`manage.py check --deploy` with the web service's environment exactly as compose renders it (the
+    operator's .env holding only the required secrets), paths on this machine aside."""
+    env = compose_config(SECRET_KEY=secrets.token_urlsafe(60))["services"]["web"]["environment"]
+    env = {key: str(value) for key, value in env.items()}
+    env.update(ASIBENCH_VAR_DIR=str(tmp_path / "var"), ASIBENCH_TASKS_DIR=str(tmp_path / "tasks"),
+               PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "metrics"), PATH="/usr/bin:/bin")
+    done = subprocess.run([str(VENV_BIN / "python"), "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "System check identified no issues" in done.stdout
+    assert env["DEBUG"] == "0" and env["ASIBENCH_METRICS_LISTEN"] and env["ASIBENCH_S3_ENDPOINT_URL"]
