@@ -129,3 +129,28 @@ def test_checksums_follow_botocore_on_aws_and_only_when_required_elsewhere():
 
 def test_healthz_checks_s3(s3_storage, client, db):
     assert client.get("/healthz").json()["checks"]["storage"] == "ok"
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_bundle_intake_stores_the_upload_in_s3_byte_for_byte(s3_storage, submit_catalog, run_results, submitter,
+                                                                  tmp_path, client):
+    from portal.submissions.models import Submission
+    from tests.support import bundle_of, issue_token
+
+    storage, s3, bucket = s3_storage
+    bundle = bundle_of(run_results["reference"], tmp_path / "reference.tar.gz").read_bytes()
+    response = client.generic("POST", "/api/v1/submissions/bundle", bundle, content_type="application/gzip",
+                              HTTP_AUTHORIZATION=f"Bearer {issue_token(submitter.user)}",
+                              HTTP_X_ASIBENCH_FILENAME="submission_x.tar.gz")
+    assert response.status_code == 201, response.content
+    run = Submission.objects.get(id=response.json()["submission_id"])
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+    assert keys == [run.archive] and run.archive.startswith("submissions/")
+    stored = s3.get_object(Bucket=bucket, Key=run.archive)["Body"].read()
+    assert hashlib.sha256(stored).hexdigest() == hashlib.sha256(bundle).hexdigest()
+    # Withdrawing the draft removes the object again.
+    from portal.submissions import services as submissions
+
+    submissions.submission_withdraw(user=submitter.user, submission_id=str(run.id))
+    assert s3.list_objects_v2(Bucket=bucket).get("Contents", []) == []
