@@ -209,3 +209,16 @@ def test_the_compose_environment_passes_the_deploy_check(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "System check identified no issues" in done.stdout
     assert env["DEBUG"] == "0" and env["ASIBENCH_METRICS_LISTEN"] and env["ASIBENCH_S3_ENDPOINT_URL"]
+
+
+def test_the_settings_the_operator_section_puts_in_env_reach_the_containers():
+    given = {"ALLOWED_HOSTS": "portal.example.org", "CSRF_TRUSTED_ORIGINS": "https://portal.example.org",
+             "ASIBENCH_PUBLIC_URL": "https://portal.example.org", "EMAIL_HOST": "smtp.example.org",
+             "EMAIL_HOST_USER": "portal@example.org", "EMAIL_HOST_PASSWORD": "smtp-pw",
+             "DEFAULT_FROM_EMAIL": "Portal <portal@example.org>"}
+    services = compose_config(**given)["services"]
+    for name in ("web", "worker", "beat"):
+        assert {k: services[name]["environment"][k] for k in given} == given
+    defaults = compose_config()["services"]["web"]["environment"]
+    assert defaults["DEFAULT_FROM_EMAIL"] == "ASI-Bench Portal <noreply@asibench.local>"
+    assert defaults["EMAIL_PORT"] == "587" and defaults["CSRF_TRUSTED_ORIGINS"] == ""
