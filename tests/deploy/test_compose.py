@@ -222,3 +222,10 @@ def test_the_settings_the_operator_section_puts_in_env_reach_the_containers():
     defaults = compose_config()["services"]["web"]["environment"]
     assert defaults["DEFAULT_FROM_EMAIL"] == "ASI-Bench Portal <noreply@asibench.local>"
     assert defaults["EMAIL_PORT"] == "587" and defaults["CSRF_TRUSTED_ORIGINS"] == ""
+
+
+def test_backups_never_reach_an_image_or_git():
+    # The backup procedure writes private references into backups/ at the top of the checkout, which
+    # is the build context of every image.
+    assert "backups" in (REPO / ".dockerignore").read_text().split()
+    assert "backups/" in (REPO / ".gitignore").read_text().split()
