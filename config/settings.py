@@ -20,6 +20,7 @@ from config.metrics import listen_address
 from config.object_storage import s3_client_config
 from contracts.sandbox_policy import POLICIES, default_modes
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
+from scoring.sandbox.limits import AGENT_JUDGE_MAX_TIMEOUT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
@@ -585,9 +586,11 @@ JUDGE_MAX_IN_FLIGHT = env_int("ASIBENCH_JUDGE_MAX_IN_FLIGHT", 8, minimum=1)
 JUDGE_TIMEOUT_SECONDS = env_int("ASIBENCH_JUDGE_TIMEOUT", 120, minimum=1)
 JUDGE_RETRY_SECONDS = env_int("ASIBENCH_JUDGE_RETRY_SECONDS", 60, minimum=1)
 JUDGE_MAX_ROUNDS = env_int("ASIBENCH_JUDGE_MAX_ROUNDS", 5, minimum=1)
-# Token budgets (prompt + completion): a scoring run's, and all runs' together per UTC day. Past the
-# run's, its remaining judge calls fail with that reason; past the day's, calls wait for the next round.
+# Token budgets (prompt + completion): a scoring run's, each account's share per UTC day (its runs
+# together, rescores included), and all runs' together per UTC day. Past the run's, its remaining judge
+# calls fail with that reason; past a day's, calls wait (their rounds untouched) until it allows.
 JUDGE_RUN_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_RUN_TOKENS", 2_000_000, minimum=1)
+JUDGE_USER_DAILY_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_USER_DAILY_TOKENS", 5_000_000, minimum=1)
 JUDGE_DAILY_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_DAILY_TOKENS", 20_000_000, minimum=1)
 # What one agent-judge run is counted as against the budgets (the CLIs report no token counts).
 JUDGE_AGENT_TOKEN_ESTIMATE = env_int("ASIBENCH_JUDGE_AGENT_TOKENS", 50_000, minimum=1)
@@ -605,5 +608,8 @@ AGENT_JUDGE_CODEX_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CODEX_BASE_URL", "htt
 AGENT_JUDGE_CODEX_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CODEX_KEY_ENV", "OPENAI_API_KEY")
 AGENT_JUDGE_CLAUDE_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_BASE_URL", "https://api.anthropic.com")
 AGENT_JUDGE_CLAUDE_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_KEY_ENV", "ANTHROPIC_API_KEY")
+# The most seconds an agent judge may run, whatever its task's `timeout` says (task YAML never raises a
+# limit); catalog load and pre-submit say when a task asks for more.
+AGENT_JUDGE_MAX_TIMEOUT_SECONDS = env_int("ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT", AGENT_JUDGE_MAX_TIMEOUT, minimum=60)
 # Task proposal file sync (client contract §4.3, §9.5): 100 MiB of files plus multipart overhead.
 PROPOSAL_MAX_BODY_BYTES = env_int("ASIBENCH_PROPOSAL_MAX_BODY_BYTES", 110 * 1024 * 1024, minimum=1)

@@ -73,6 +73,8 @@ GUIDES = (
     Guide("how-scoring-works",
           "The two seeds, private references, centralised scoring, reproducibility and judges."),
     Guide("faq", "Every reason code the Portal gives when it refuses an upload, a confirm or a proposal."),
+    Guide("sandboxes", "Which sandbox runs untrusted code (bwrap as root or as an ordinary user, docker, none) "
+          "and exactly what each one enforces.", Audience.OPERATORS),
     Guide("operators", "Configuration, deploying with Docker or podman, scaling out, hosting task directories.",
           Audience.OPERATORS),
     Guide("judges", "Model judges: the official semantics, isolation, endpoints, budgets and replay.",
