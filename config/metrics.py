@@ -70,7 +70,9 @@ def metrics_server_start(extra: Iterable[Collector] = ()) -> bool:
 
 
 class QueueDepthCollector(Collector):
-    """Messages waiting in each of the Portal's Celery queues, asked of the broker at every scrape."""
+    """Messages waiting in each of the Portal's Celery queues, asked of the broker at every scrape. A broker
+    that does not answer is reported as such (`asibench_celery_broker_up` 0), never as empty queues, and
+    does not take the web tier's other metrics down with it."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -78,14 +80,21 @@ class QueueDepthCollector(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         from django.conf import settings
 
-        family = GaugeMetricFamily("asibench_celery_queue_messages", "Messages waiting in a Celery queue",
+        queues = GaugeMetricFamily("asibench_celery_queue_messages", "Messages waiting in a Celery queue",
                                    labels=["queue"])
-        with self.app.connection_for_read() as connection:
-            channel = connection.default_channel
-            for queue in (settings.CELERY_TASK_DEFAULT_QUEUE, settings.PROPOSALS_QUEUE):
-                # kombu's own count for the transport (Redis: every priority list of the queue).
-                family.add_metric([queue], channel._size(queue))
-        yield family
+        try:
+            with self.app.connection_for_read() as connection:
+                connection.ensure_connection(max_retries=1, timeout=3)
+                channel = connection.default_channel
+                for queue in (settings.CELERY_TASK_DEFAULT_QUEUE, settings.PROPOSALS_QUEUE):
+                    # kombu's own count for the transport (Redis: every priority list of the queue).
+                    queues.add_metric([queue], channel._size(queue))
+        except Exception as exc:  # any broker failure: say so in the metrics, keep serving the rest
+            logger.warning("queue depth: the broker did not answer: %s", exc)
+            yield GaugeMetricFamily("asibench_celery_broker_up", "1 if the broker answered this scrape", value=0)
+            return
+        yield queues
+        yield GaugeMetricFamily("asibench_celery_broker_up", "1 if the broker answered this scrape", value=1)
 
 
 # ---------------------------------------------------------------- Celery

@@ -76,7 +76,7 @@ def test_a_failing_task_in_a_worker_is_reported_without_personal_data(sentry):
     OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
     with open(OUTPUT_DIR / "celery-sentry.log", "w") as log:
         worker = subprocess.Popen(
-            [str(VENV_BIN / "celery"), "-A", "tests.deploy.sentry_celery_app", "worker", "--pool", "solo",
+            [str(VENV_BIN / "celery"), "-A", "tests.deploy.sentry_celery_app", "worker", "--concurrency", "1",
              "--loglevel", "INFO", "--without-gossip", "--without-mingle", "-Q", queue, "--hostname", f"{queue}@%h"],
             cwd=REPO, env=subprocess_env({**database_env(), "SENTRY_DSN": sentry.dsn}), stdout=log,
             stderr=subprocess.STDOUT, start_new_session=True)

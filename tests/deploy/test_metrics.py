@@ -74,7 +74,9 @@ def test_a_scored_run_moves_the_counters_and_the_public_site_serves_none(
         for queue in ("celery", "proposals"):
             connection.default_channel.queue_purge(queue)
     # Queue depth, from the web tier's metrics: three messages wait while no worker runs.
-    before = value(scrape(web_metrics), "asibench_celery_queue_messages", queue="proposals")
+    first_scrape = scrape(web_metrics)
+    assert value(first_scrape, "asibench_celery_broker_up") == 1
+    before = value(first_scrape, "asibench_celery_queue_messages", queue="proposals")
     for _ in range(3):
         app.send_task("portal.ping", queue="proposals")
     assert value(scrape(web_metrics), "asibench_celery_queue_messages", queue="proposals") == before + 3
