@@ -50,10 +50,12 @@ exec 9>"$DIR.lock"
 flock 9
 if answers; then exit 0; fi
 
-# Stop what is left of an earlier cluster (by the pid files it wrote, never by name).
+# Stop what is left of an earlier cluster: by the pid files it wrote (never by name), and only a pid
+# that is still one of its daemons (after a reboot the number may belong to anything).
 for pidfile in "$DIR"/run/*.pid; do
   [ -e "$pidfile" ] || continue
   pid="$(cat "$pidfile")"
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qE '^(ceph-mon|ceph-osd|radosgw) ' || continue
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
