@@ -28,6 +28,7 @@ from portal.submissions.selectors import (
     confirmed_attempts_of,
     inputs_mismatched,
 )
+from portal.submissions.usage import usage_rows
 from scoring.models import Dataset, InstanceScore, JudgeCall, ScoringRun, Task
 
 GENERATION_KEY = "leaderboard:generation"
@@ -217,22 +218,8 @@ def entry_public_detail(entry: LeaderboardEntry) -> dict[str, Any]:
     return {"entry": entry, "domains": domain_breakdown(entry.tasks), "tasks": tasks,
             "provenance": entry.provenance, "overall": figures(entry.tasks),
             "moderation": list(moderation_log().filter(submission_id=entry.submission_id)),
-            "usage": entry_usage_rows(entry.usage or {}), "consistency": entry_consistency(entry)}
+            "usage": usage_rows(entry.usage or {}), "consistency": entry_consistency(entry)}
 
-
-USAGE_TITLES = (("input_tokens", "Input tokens"), ("output_tokens", "Output tokens"), ("model_calls", "Model calls"),
-                ("turns", "Turns"), ("tool_calls", "Tool calls"), ("wall_seconds", "Agent wall time"),
-                ("cost_usd", "Cost"))
-
-
-def entry_usage_rows(usage: dict[str, Any]) -> dict[str, Any]:
-    """The entry page's cost and effort table: each figure per task and in total, its source and coverage."""
-    figures_ = usage.get("figures") or {}
-    rows = [{"name": name, "title": title, **(figures_.get(name) or {"total": None, "per_result": None,
-                                                                      "results": 0, "source": "unknown"})}
-            for name, title in USAGE_TITLES]
-    return {"rows": rows, "results": usage.get("results") or 0, "prices": usage.get("prices") or [],
-            "any": any(r["source"] != "unknown" for r in rows)}
 
 
 # --- the public moderation log ------------------------------------------------------------------

@@ -1,4 +1,3 @@
-import math
 from typing import Any
 
 from django import template
@@ -49,31 +48,3 @@ def pick(values: list[Any] | dict[str, Any] | None, key: Any) -> Any:
     except (KeyError, IndexError, TypeError):
         return None
 
-
-@register.filter
-def usd(value: float | None) -> str:
-    """Dollars with the digits a small amount needs ($0.0042, $1.25, $130); "unknown" for no figure, never $0."""
-    if value is None:
-        return "unknown"
-    amount = float(value)
-    if amount >= 100:
-        return f"${amount:,.0f}"
-    if amount >= 1:
-        return f"${amount:,.2f}"
-    if amount <= 0:
-        return "$0"
-    digits = max(2, 1 - math.floor(math.log10(amount)))
-    return f"${amount:.{digits}f}"
-
-
-@register.filter
-def token_count(value: float | None) -> str:
-    """950, 12.3k, 1.2M; "unknown" for no figure, never 0."""
-    if value is None:
-        return "unknown"
-    number = float(value)
-    if number >= 1e6:
-        return f"{number / 1e6:.1f}M"
-    if number >= 1e3:
-        return f"{number / 1e3:.1f}k"
-    return f"{number:.0f}"

@@ -228,3 +228,35 @@ def discrepancy(compared: dict[str, Any]) -> float | None:
     if recorded == 0:
         return 0.0 if stated == 0 else math.inf
     return abs(stated - recorded) / recorded
+
+
+USAGE_TITLES = (("input_tokens", "Input tokens"), ("output_tokens", "Output tokens"), ("model_calls", "Model calls"),
+                ("turns", "Turns"), ("tool_calls", "Tool calls"), ("wall_seconds", "Agent wall time"),
+                ("cost_usd", "Cost"))
+
+
+def usage_rows(usage: dict[str, Any]) -> dict[str, Any]:
+    """A run's figures as the pages tabulate them (`run_usage`, or a board entry's snapshot): each per task and
+    in total with its coverage and source, unknown where no result states it; and the prices used."""
+    figures = usage.get("figures") or {}
+    rows = [{"name": name, "title": title, **(figures.get(name) or {"total": None, "per_result": None,
+                                                                     "results": 0, "source": UNKNOWN})}
+            for name, title in USAGE_TITLES]
+    return {"rows": rows, "results": usage.get("results") or 0, "prices": usage.get("prices") or [],
+            "any": any(r["source"] != UNKNOWN for r in rows)}
+
+
+def result_usage_figures(usage: dict[str, Any]) -> list[dict[str, Any]]:
+    """One result's figures as its run page lists them: the value shown and its source, and, for the figures
+    intake compares, what the result stated where its recorded calls say otherwise. Empty for a result kept
+    before usage was."""
+    if not usage:
+        return []
+    figures = []
+    for name, title in USAGE_TITLES:
+        value, source = chosen(usage.get(name))
+        stated = (usage.get(name) or {}).get("self_reported")
+        figures.append({"name": name, "title": title, "value": value, "source": source,
+                        "stated": stated if name in COMPARED and source == TRAJECTORY and stated is not None
+                        and stated != value else None})
+    return figures

@@ -150,7 +150,7 @@ def test_the_pareto_front_keeps_only_runs_nothing_beats():
 
 def test_the_entry_page_shows_each_figure_with_its_source_and_the_prices_used(client, board):
     page = client.get(f"/leaderboard/entries/{board['cheap'].id}/").content.decode()
-    start = page.index('data-testid="entry-usage"')
+    start = page.index('data-testid="run-usage"')
     table = page[start:page.index("</table>", start)]
     cost = table[table.index('data-testid="usage-cost_usd"'):]
     assert "trajectory" in cost[:cost.index("</tr>")] and "20 of 20" in cost[:cost.index("</tr>")]
@@ -164,7 +164,7 @@ def test_the_entry_page_shows_each_figure_with_its_source_and_the_prices_used(cl
 
 def test_visitors_read_unknown_for_runs_without_data(client, board):
     silent = client.get(f"/leaderboard/entries/{board['none'].id}/").content.decode()
-    table = silent[silent.index('data-testid="entry-usage"'):]
+    table = silent[silent.index('data-testid="run-usage"'):]
     for figure in ("input_tokens", "output_tokens", "model_calls", "turns", "tool_calls", "cost_usd"):
         row = table[table.index(f'data-testid="usage-{figure}"'):]
         row = row[:row.index("</tr>")]

@@ -3,6 +3,7 @@ totals with their sources, and a run whose self-reported cost the recorded calls
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +118,29 @@ def test_a_mix_of_recorded_and_unrecorded_results_says_how_many_it_covers(catalo
     run = uploaded(submitter, tmp_path, fields)
     cost = run.usage["figures"]["cost_usd"]
     assert (cost["results"], cost["per_result"], cost["source"]) == (4, round(PER_RESULT, 6), "trajectory")
+
+
+def test_the_owner_reads_the_runs_figures_and_each_results_with_what_it_stated(catalog, submitter, tmp_path, client):
+    run = uploaded(submitter, tmp_path,
+                   lambda base: ours(claude_jsonl(CALLS, stated_usd=PER_RESULT * 10, stated_scale=10), base))
+    client.force_login(submitter.user)
+    page = client.get(f"/submit/submissions/{run.id}").content.decode()
+    table = page[page.index('data-testid="run-usage"'):]
+    cost = table[table.index('data-testid="usage-cost_usd"'):]
+    assert "trajectory" in cost[:cost.index("</tr>")] and "8 of 8" in cost[:cost.index("</tr>")]
+    line = page[page.index('data-testid="evidence-usage"'):]
+    line = line[:line.index("</dd>")]
+    assert "Model calls 2 <small class=\"source\">trajectory</small>" in line
+    assert re.search(r"Cost \$0\.04\d <small", line) and "(stated $0.40)" in line  # $0.0405 either way
+    assert "usage_mismatch" not in page  # reviewers' flags are not the owner's page
+
+
+def test_the_reviewer_sees_the_mismatch_flag_on_the_review_page(catalog, submitter, maintainer, tmp_path, client):
+    run = uploaded(submitter, tmp_path,
+                   lambda base: ours(claude_jsonl(CALLS, stated_usd=PER_RESULT * 10, stated_scale=10), base))
+    client.force_login(maintainer.user)
+    page = client.get(f"/leaderboard/review/{run.id}/").content.decode()
+    assert 'data-testid="conformance-usage_mismatch"' in page
+    assert "self-reported cost or tokens differ from the recorded calls" in page
+    queue = client.get("/leaderboard/review/?tab=all").content.decode()
+    assert "self-reported cost or tokens differ from the recorded calls" in queue  # the queue's legend words it
