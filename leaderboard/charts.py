@@ -312,11 +312,17 @@ def cost_score(points: Sequence[dict[str, Any]], *, value_label: str, title: str
         exponent = math.log10(cost) if cost > 0 else low
         return left + plot_w * (exponent - low) / (high - low)
 
+    # The score axis spans the scores shown (in tens, at least 20 points), so close runs stay apart.
+    scores = [p["score"] for p in points]
+    bottom = max(0, math.floor((min(scores, default=0.0) - 5) / 10) * 10)
+    ceiling = min(100, math.ceil((max(scores, default=100.0) + 5) / 10) * 10)
+    bottom, ceiling = (bottom, max(ceiling, bottom + 20)) if bottom + 20 <= 100 else (80, 100)
+
     def y(score: float) -> float:
-        return top + plot_h * (1 - max(0.0, min(score, 100.0)) / 100.0)
+        return top + plot_h * (1 - (max(bottom, min(score, ceiling)) - bottom) / (ceiling - bottom))
 
     parts = [_open(width, height, title), heading]
-    for tick in range(0, 101, 20):
+    for tick in range(bottom, ceiling + 1, 10 if ceiling - bottom <= 50 else 20):
         parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + plot_w}" y2="{y(tick):.1f}" class="grid"/>'
                      + _tick(left - 6, y(tick) + 4, str(tick), anchor="end"))
     for exponent in range(low, high + 1, step):

@@ -76,7 +76,7 @@ def test_the_json_rows_carry_cost_and_tokens_per_task_with_their_sources(client,
 def test_the_board_page_shows_unknown_never_zero(client, board):
     page = client.get("/leaderboard/").content.decode()
     assert "$ / task" in page and "Tokens / task" in page
-    table = page.split('data-testid="board"')[1]
+    table = page.split('data-testid="board"')[1].split("</table>")[0]
     cells = dict(zip(re.findall(r'href="/leaderboard/entries/\d+/">([^<]+)</a>', table),
                      re.findall(r'data-testid="cost-per-task"[^>]*>(.*?)</td>', table), strict=True))
     assert "unknown" in cells["No usage data"] and "unknown" in cells["Official client run"]
@@ -158,7 +158,7 @@ def test_the_entry_page_shows_each_figure_with_its_source_and_the_prices_used(cl
     calls = calls[:calls.index("</tr>")]
     assert ">1.8<" in calls and ">36<" in calls and "trajectory" in calls  # 12 results of 1 call, 8 of 3
     prices = page[page.index('data-testid="usage-prices"'):]
-    assert "<code>claude-sonnet-4-5</code> at $3.0 / $15.0 per million" in prices and "as of 2025-11-15" in prices
+    assert "<code>claude-sonnet-4-5</code> at $3.00 / $15.00 per million" in prices and "as of 2025-11-15" in prices
     assert 'href="https://docs.anthropic.com/en/docs/about-claude/pricing"' in prices
 
 
