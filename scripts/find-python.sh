@@ -4,17 +4,26 @@
 # With PYTHON set (`make run PYTHON=/usr/bin/python3.12`) that interpreter is only checked. Otherwise
 # the oldest supported Python among python3 and python3.N on the PATH is chosen: the tests run on the
 # oldest version we support, and `make run` takes the same one, so a single .venv serves both.
-# "Supported" is pyproject.toml's requires-python.
+# "Supported" is pyproject.toml's requires-python, ">=3.X" with an optional ",<3.Y" (the pinned
+# requirements have wheels up to 3.Y-1 only).
 set -uo pipefail
 ROOT="$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)"
 
-minimum="$(sed -n 's/^requires-python = ">=\([0-9][0-9.]*\)"[[:space:]]*$/\1/p' "$ROOT/pyproject.toml")"
-if [ -z "$minimum" ]; then
-  echo "scripts/find-python.sh: pyproject.toml has no requires-python = \">=X.Y\" line to check against" >&2
+spec="$(sed -n 's/^requires-python = "\([^"]*\)"[[:space:]]*$/\1/p' "$ROOT/pyproject.toml")"
+if ! [[ "$spec" =~ ^\>=([0-9]+\.[0-9]+)(,\<([0-9]+\.[0-9]+))?$ ]]; then
+  echo "scripts/find-python.sh: pyproject.toml's requires-python (\"$spec\") is not \">=X.Y\" or \">=X.Y,<X.Z\"" >&2
   exit 2
 fi
-series="$(echo "$minimum" | cut -d. -f1,2)"  # 3.11: Debian and Ubuntu name their packages python3.11
-install_hint="sudo apt-get install -y python$series python$series-venv"
+minimum="${BASH_REMATCH[1]}"
+below="${BASH_REMATCH[3]}"
+if [ -n "$below" ]; then
+  IFS=. read -r major minor <<<"$below"
+  wanted="Python $minimum to $major.$((minor - 1))"
+else
+  wanted="Python $minimum or newer"
+fi
+# Debian and Ubuntu name the oldest supported one's packages python3.11 and python3.11-venv.
+install_hint="sudo apt-get install -y python$minimum python$minimum-venv"
 
 # "3.11.2 /usr/bin/python3": the version and the interpreter's own path (not a pyenv shim's). Written to
 # run on any Python, 2.7 included, so that an old one is reported rather than failing to parse this.
@@ -23,13 +32,18 @@ probe() {
     2>/dev/null | head -n 1
 }
 
-# True when version $1 is at least $minimum (3.11 <= 3.11.0 <= 3.11.2 < 3.12).
-supported() { [ "$(printf '%s\n%s\n' "$minimum" "$1" | sort -V | head -n 1)" = "$minimum" ]; }
+# $1 <= $2 as versions (3.11 <= 3.11.0 <= 3.11.2 < 3.12).
+version_le() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" = "$1" ]; }
+supported() {
+  local series
+  series="$(cut -d. -f1,2 <<<"$1")"
+  version_le "$minimum" "$1" && { [ -z "$below" ] || { [ "$series" != "$below" ] && version_le "$series" "$below"; }; }
+}
 
 if [ -n "${PYTHON:-}" ]; then
   found="$(command -v -- "$PYTHON" || true)"
   if [ -z "$found" ]; then
-    echo "PYTHON=$PYTHON: no such command. Name a Python $minimum or newer, or leave PYTHON unset." >&2
+    echo "PYTHON=$PYTHON: no such command. Name a $wanted, or leave PYTHON unset." >&2
     exit 1
   fi
   read -r version executable <<<"$(probe "$found")"
@@ -38,7 +52,7 @@ if [ -n "${PYTHON:-}" ]; then
     exit 1
   fi
   if ! supported "$version"; then
-    echo "PYTHON=$PYTHON is Python $version; ASI-Bench needs Python $minimum or newer." \
+    echo "PYTHON=$PYTHON is Python $version; ASI-Bench needs $wanted." \
          "Install one ($install_hint) or name another with PYTHON=..." >&2
     exit 1
   fi
@@ -73,6 +87,7 @@ for i in "${!candidates[@]}"; do
   line="$(cat "$probes/$i")"
   [ -n "$line" ] && seen+=("$line")
 done
+
 # Oldest first; among equal versions the first found (PATH order) wins.
 best=""
 while read -r version executable; do
@@ -86,7 +101,7 @@ if [ -z "$best" ]; then
   else
     what="only $(printf '%s\n' "${seen[@]}" | sort -u -V -k1,1 | sed 's/^\([^ ]*\) \(.*\)$/\1 (\2)/' | paste -sd, - | sed 's/,/, /g')"
   fi
-  echo "ASI-Bench needs Python $minimum or newer and the PATH has $what." \
+  echo "ASI-Bench needs $wanted and the PATH has $what." \
        "Install one ($install_hint) or name it with PYTHON=/path/to/python3." >&2
   exit 1
 fi

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import requests
 
+from contracts.archives import extract_tree
+
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 VENV_BIN = Path(sys.executable).parent
@@ -452,7 +454,7 @@ class Layout:
         for (name,) in self.sql("SELECT input_archive FROM scoring_instance WHERE dataset_id = %s", dataset):
             body = s3.get_object(Bucket=BUCKET, Key=name)["Body"]
             with tarfile.open(fileobj=body, mode="r|gz") as tar:
-                tar.extractall(dest, filter="data")
+                extract_tree(tar, dest)
         return dest
 
     def runs_state(self, submission_ids: list[str]) -> dict[str, str]:

@@ -17,7 +17,11 @@ import pytest
 
 from tests.support import REPO
 
-MINIMUM = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"].removeprefix(">=")
+# requires-python is ">=3.X,<3.Y": the pinned requirements have wheels for 3.X to 3.Y-1.
+MINIMUM, BELOW = (part.lstrip("<>=") for part in
+                  tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"].split(","))
+NEWEST = f"3.{int(BELOW.split('.')[1]) - 1}"
+WANTED = f"Python {MINIMUM} to {NEWEST}"
 # What the scripts and make run besides the interpreters (bash finds the rest through the PATH).
 SHELL_TOOLS = ("bash", "sh", "env", "make", "sed", "sort", "head", "timeout", "readlink", "mktemp", "cat", "rm",
                "cut", "paste", "id", "dirname", "ls")
@@ -78,8 +82,8 @@ def test_make_refuses_a_python_older_than_supported_before_installing_anything(c
     old = fake_python(checkout / "old" / "python3", "3.10.12")
     done = run(["make", target, f"PYTHON={old}"], checkout, [tools(checkout / "bin")])
     assert done.returncode != 0
-    assert f"PYTHON={old} is Python 3.10.12; ASI-Bench needs Python {MINIMUM} or newer." in done.stderr
-    assert "sudo apt-get install -y python3.11 python3.11-venv" in done.stderr
+    assert f"PYTHON={old} is Python 3.10.12; ASI-Bench needs {WANTED}." in done.stderr
+    assert f"sudo apt-get install -y python{MINIMUM} python{MINIMUM}-venv" in done.stderr
     assert not (checkout / ".venv").exists() and not (checkout / "var").exists()
     assert "Installing" not in done.stdout + done.stderr and "Creating" not in done.stdout
 
@@ -87,10 +91,19 @@ def test_make_refuses_a_python_older_than_supported_before_installing_anything(c
 def test_without_python_make_says_which_it_found_and_what_to_install(checkout: Path) -> None:
     fake_python(checkout / "a" / "python3", "3.10.12")
     fake_python(checkout / "b" / "python3.9", "3.9.2")
+    fake_python(checkout / "b" / f"python{BELOW}", f"{BELOW}.0")  # too new: the pinned wheels stop before it
     done = run(["make", "run"], checkout, [tools(checkout / "bin"), checkout / "a", checkout / "b"])
     assert done.returncode != 0
-    assert (f"ASI-Bench needs Python {MINIMUM} or newer and the PATH has only 3.9.2 ({checkout}/b/python3.9), "
-            f"3.10.12 ({checkout}/a/python3).") in done.stderr
+    assert (f"ASI-Bench needs {WANTED} and the PATH has only 3.9.2 ({checkout}/b/python3.9), "
+            f"3.10.12 ({checkout}/a/python3), {BELOW}.0 ({checkout}/b/python{BELOW}).") in done.stderr
+    assert not (checkout / ".venv").exists()
+
+
+def test_a_named_python_newer_than_supported_is_refused(checkout: Path) -> None:
+    new = fake_python(checkout / "new" / f"python{BELOW}", f"{BELOW}.1")
+    done = run(["make", "run", f"PYTHON={new}"], checkout, [tools(checkout / "bin")])
+    assert done.returncode != 0
+    assert f"PYTHON={new} is Python {BELOW}.1; ASI-Bench needs {WANTED}." in done.stderr
     assert not (checkout / ".venv").exists()
 
 
