@@ -7,15 +7,15 @@ export ASIBENCH_VAR_DIR ?= $(CURDIR)/var
 
 # The Python .venv is made with: PYTHON if you name one (make run PYTHON=python3.12), else the oldest
 # supported Python on the PATH, for `make run` and `make test` alike (scripts/find-python.sh; docs/install.md).
-# Worked out once, when a recipe first needs it; `python` fails, before anything is installed, when there
+# Worked out once, when a recipe first needs it; check-python fails, before anything is installed, when there
 # is none (the script has said why).
 PYTHON ?=
 BASE_PYTHON = $(eval BASE_PYTHON := $(shell PYTHON='$(PYTHON)' scripts/find-python.sh))$(BASE_PYTHON)
 
-.PHONY: run test test-fast python venv deps test-deps system-deps test-system-deps services lint migrate \
+.PHONY: run test test-fast check-python venv deps test-deps system-deps test-system-deps services lint migrate \
 	bootstrap clean
 
-python:
+check-python:
 	@test -n "$(BASE_PYTHON)"
 
 venv: system-deps
@@ -42,10 +42,10 @@ run: bootstrap
 
 ## The Debian packages each needs (scripts/ensure-system-packages.sh): `make run` only bubblewrap and the
 ## chosen Python's venv module; `make test` also PostgreSQL, Redis, iproute2 and Chromium.
-system-deps: python
+system-deps: check-python
 	@PYTHON="$(BASE_PYTHON)" scripts/ensure-system-packages.sh run
 
-test-system-deps: python
+test-system-deps: check-python
 	@PYTHON="$(BASE_PYTHON)" scripts/ensure-system-packages.sh test
 
 ## PostgreSQL, Redis, and the container engine (podman on a Docker-API socket + the scoring image).
