@@ -1,7 +1,7 @@
 """Dataset API for `asibench task pull`. Public datasets: no login needed."""
 
 from django.core.files.storage import default_storage
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -61,4 +61,26 @@ class InstanceArchiveApi(APIView):
         )
         response["X-Content-SHA256"] = instance.input_sha256
         response["Content-Length"] = str(instance.input_bytes)
+        return response
+
+
+class TaskDefinitionsArchiveApi(APIView):
+    """`/tasks/definitions.tar.gz`: every public task's definition, for `asibench run --tasks-dir`."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [DownloadThrottle]
+
+    @extend_schema(responses={(200, "application/gzip"): bytes})
+    def get(self, request: Request) -> HttpResponse:
+        archive = selectors.task_definitions_archive()
+        etag = f'"{archive.sha256}"'
+        if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
+            response = HttpResponse(status=304)
+        else:
+            response = HttpResponse(archive.data, content_type="application/gzip")
+            response["Content-Disposition"] = 'attachment; filename="definitions.tar.gz"'
+            response["Content-Length"] = str(len(archive.data))
+        response["ETag"] = etag
+        response["X-Content-SHA256"] = archive.sha256
+        response["Cache-Control"] = "public, max-age=300"
         return response

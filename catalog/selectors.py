@@ -3,14 +3,21 @@ rows with private fields."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+from django.core.cache import cache
 from django.db.models import Count, QuerySet
 
+from contracts import PROMPT_LEVELS
 from contracts import difficulty as policy
+from contracts.archives import pack_files
 from portal.errors import NotFound, ValidationFailed
 from proposals.models import Proposal, ReviewEvent
 from scoring import instance_files
@@ -166,3 +173,73 @@ def task_difficulty(task: Task) -> dict[str, Any] | None:
     """
     # task.difficulty: the difficulty-check record read at catalog load (scoring.catalog.difficulty_record_summary).
     return _from_proposal(task) or task.difficulty or None
+
+
+# --- the public task definitions, one download for `asibench run --tasks-dir` ------------------------------
+
+DEFINITIONS_TOP = "tasks"
+# What one definition holds; the official client reads only task_meta.yaml (id, status, runtime, outputs).
+PUBLIC_DEFINITION_FILES = ("task_meta.yaml", *(f"prompt_{level}.md" for level in PROMPT_LEVELS))
+_DEFINITIONS_FORMAT = 1  # bump when what a definition holds changes: cached archives are keyed by it
+_DEFINITIONS_CACHE_SECONDS = 3600  # the key follows the catalog; this only bounds edits made behind its back
+_DEFINITIONS_README = """\
+Public task definitions of this ASI-Bench Portal's catalog, one directory per task
+(<domain>/<name>/, from the task id). Each holds task_meta.yaml (the public metadata: identity,
+runtime, the inputs and the outputs the agent must write) and the four prompt templates.
+
+Nothing private is here: no generator, no scoring contract (task_eval.yaml, custom scorers), no
+generation settings or parameters, no references. It is what the official asibench 0.2.0 client's
+`run --tasks-dir` reads; scoring needs none of it on your side, the Portal scores.
+
+    tar -xzf definitions.tar.gz                  # makes ./tasks/
+    asibench run --instances-dir inst42/ --tasks-dir tasks ...
+"""
+
+
+@dataclass(frozen=True)
+class TaskDefinitions:
+    data: bytes  # a tar.gz whose entries are all under DEFINITIONS_TOP/
+    sha256: str
+
+
+def task_definition_dir(task_id: str) -> str:
+    """Where a task's definition sits in the download: `<domain>/<name>` of its id, where the official
+    loader looks for it (`tasks/<domain>/<name>/task_meta.yaml`)."""
+    return task_id.replace(".", "/", 1)
+
+
+def task_definition_files(task: Task) -> dict[str, bytes]:
+    """The public definition of one catalog task, by path relative to the archive's top directory.
+
+    Built from what the catalog already shows on the task page (`public_meta`: task_meta.yaml without
+    evaluation, generation, execution or timeout, outputs without shape or dtype; the prompt templates),
+    never from the task's files, so nothing the catalog keeps private can reach it.
+    """
+    where = task_definition_dir(task.id)
+    meta = {**task.public_meta, "id": task.id}
+    prompts = {level: f"prompt_{level}.md" for level in PROMPT_LEVELS if task.prompts.get(level)}
+    meta["prompts"] = prompts
+    header = f"# {task.id}: public definition served by the ASI-Bench Portal (metadata and prompt templates only)\n"
+    files = {f"{where}/task_meta.yaml":
+             (header + yaml.safe_dump(meta, sort_keys=True, allow_unicode=True, width=100)).encode("utf-8")}
+    for level, filename in prompts.items():
+        files[f"{where}/{filename}"] = task.prompts[level].encode("utf-8")
+    return files
+
+
+def task_definitions_archive() -> TaskDefinitions:
+    """Every public task's definition as one deterministic tar.gz, cached under a key naming the catalog's
+    state (each public task's id, revision and source hash), so a catalog change is a new archive."""
+    tasks = Task.objects.filter(status__in=PUBLIC_TASK_STATUSES).order_by("id")
+    state = json.dumps([_DEFINITIONS_FORMAT, list(tasks.values_list("id", "revision", "source_hash"))])
+    key = f"catalog:task-definitions:{hashlib.sha256(state.encode()).hexdigest()}"
+    cached = cache.get(key)
+    if isinstance(cached, TaskDefinitions):
+        return cached
+    files = {f"{DEFINITIONS_TOP}/README.txt": _DEFINITIONS_README.encode("utf-8")}
+    for task in tasks.only("id", "public_meta", "prompts"):
+        files.update({f"{DEFINITIONS_TOP}/{path}": content for path, content in task_definition_files(task).items()})
+    data = pack_files(files)
+    archive = TaskDefinitions(data=data, sha256=hashlib.sha256(data).hexdigest())
+    cache.set(key, archive, _DEFINITIONS_CACHE_SECONDS)
+    return archive

@@ -14,6 +14,7 @@ api_urls = [
 
 page_urls = [
     path("tasks/", views.task_list, name="task-list"),
+    path("tasks/definitions.tar.gz", apis.TaskDefinitionsArchiveApi.as_view(), name="task-definitions"),
     path("tasks/<str:task_id>/", views.task_detail, name="task-detail"),
     path("datasets/<str:name>/", views.dataset_detail, name="dataset-detail"),
 ]

@@ -10,12 +10,14 @@ import json
 import os
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from contracts.sandbox_policy import POLICIES, default_modes
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
+from scoring.sandbox.limits import AGENT_JUDGE_MAX_TIMEOUT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
@@ -57,6 +59,18 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_base_url(name: str) -> str:
+    """An absolute http(s) base URL without a trailing slash ("" when unset)."""
+    raw = env_str(name).rstrip("/")
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ImproperlyConfigured(f"{name} must be an absolute http(s) URL such as https://asibench.example, "
+                                   f"got {raw!r}")
+    return raw
+
+
 VAR_DIR = Path(env_str("ASIBENCH_VAR_DIR") or BASE_DIR / "var").resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 # Tasks accepted through proposals are written here and loaded next to TASKS_DIR.
@@ -90,7 +104,13 @@ elif not DEBUG and (SECRET_KEY.startswith(_INSECURE_PREFIX) or len(SECRET_KEY) <
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
-PUBLIC_BASE_URL = env_str("ASIBENCH_PUBLIC_URL")  # e.g. https://asibench.example; else from the request
+# The Portal's public address, e.g. https://asibench.example: the one base of every link in the mails
+# and in what the API prints (confirm_url, activation). Unset, API links follow the request and mails
+# use the request's address, or `make run`'s default http://127.0.0.1:8000 when a worker sends them
+# (`make run` sets it to its own port; `check --deploy` warns when production leaves it unset).
+PUBLIC_BASE_URL = env_base_url("ASIBENCH_PUBLIC_URL")
+# The name mails greet with and put in their subjects (allauth's and ours alike).
+SITE_NAME = env_str("ASIBENCH_SITE_NAME", "ASI-Bench Portal")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -199,6 +219,8 @@ ACCOUNT_RATE_LIMITS = {
     # Wrong device-login codes typed at /submit/activate (codes are 8 letters; no guessing).
     "device_activate": env_str("ASIBENCH_ACTIVATE_FAILED_RATE", "5/5m/user,20/h/ip"),
 }
+# allauth's mails in the Portal's name and with links to PUBLIC_BASE_URL (portal/accounts/adapter.py).
+ACCOUNT_ADAPTER = "portal.accounts.adapter.PortalAccountAdapter"
 ACCOUNT_FORMS = {
     "change_password": "portal.accounts.forms.PasswordChangeWithTokensForm",
     "reset_password_from_key": "portal.accounts.forms.PasswordResetWithTokensForm",
@@ -528,9 +550,11 @@ JUDGE_MAX_IN_FLIGHT = env_int("ASIBENCH_JUDGE_MAX_IN_FLIGHT", 8, minimum=1)
 JUDGE_TIMEOUT_SECONDS = env_int("ASIBENCH_JUDGE_TIMEOUT", 120, minimum=1)
 JUDGE_RETRY_SECONDS = env_int("ASIBENCH_JUDGE_RETRY_SECONDS", 60, minimum=1)
 JUDGE_MAX_ROUNDS = env_int("ASIBENCH_JUDGE_MAX_ROUNDS", 5, minimum=1)
-# Token budgets (prompt + completion): a scoring run's, and all runs' together per UTC day. Past the
-# run's, its remaining judge calls fail with that reason; past the day's, calls wait for the next round.
+# Token budgets (prompt + completion): a scoring run's, each account's share per UTC day (its runs
+# together, rescores included), and all runs' together per UTC day. Past the run's, its remaining judge
+# calls fail with that reason; past a day's, calls wait (their rounds untouched) until it allows.
 JUDGE_RUN_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_RUN_TOKENS", 2_000_000, minimum=1)
+JUDGE_USER_DAILY_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_USER_DAILY_TOKENS", 5_000_000, minimum=1)
 JUDGE_DAILY_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_DAILY_TOKENS", 20_000_000, minimum=1)
 # What one agent-judge run is counted as against the budgets (the CLIs report no token counts).
 JUDGE_AGENT_TOKEN_ESTIMATE = env_int("ASIBENCH_JUDGE_AGENT_TOKENS", 50_000, minimum=1)
@@ -548,5 +572,8 @@ AGENT_JUDGE_CODEX_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CODEX_BASE_URL", "htt
 AGENT_JUDGE_CODEX_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CODEX_KEY_ENV", "OPENAI_API_KEY")
 AGENT_JUDGE_CLAUDE_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_BASE_URL", "https://api.anthropic.com")
 AGENT_JUDGE_CLAUDE_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_KEY_ENV", "ANTHROPIC_API_KEY")
+# The most seconds an agent judge may run, whatever its task's `timeout` says (task YAML never raises a
+# limit); catalog load and pre-submit say when a task asks for more.
+AGENT_JUDGE_MAX_TIMEOUT_SECONDS = env_int("ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT", AGENT_JUDGE_MAX_TIMEOUT, minimum=60)
 # Task proposal file sync (client contract §4.3, §9.5): 100 MiB of files plus multipart overhead.
 PROPOSAL_MAX_BODY_BYTES = env_int("ASIBENCH_PROPOSAL_MAX_BODY_BYTES", 110 * 1024 * 1024, minimum=1)

@@ -1,5 +1,5 @@
-"""Unpacking the archives the Portal builds (instance inputs, references, task files), the same way on
-every Python the project supports.
+"""Packing and unpacking the archives the Portal builds (instance inputs, references, task files, the public
+task definitions), the same way on every Python the project supports.
 
 `tarfile`'s extraction filters (PEP 706, `filter="data"`) exist only from Python 3.11.4, so Debian 12's
 3.11.2 refuses the call, and the filters' own bypasses (CVE-2025-4517 and its siblings) were fixed only in
@@ -11,10 +11,12 @@ write can be steered outside `dest`.
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import shutil
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 
 
@@ -56,3 +58,28 @@ def _checked_name(raw: str) -> str:
     if not raw or path.is_absolute() or ".." in path.parts or "\x00" in raw:
         raise UnsafeArchive(f"{raw!r}: not a relative path inside the archive")
     return path.as_posix()
+
+
+def pack_files(files: Mapping[str, bytes]) -> bytes:
+    """A tar.gz holding `files` ({relative path: content}) and their parent directories, in the shape
+    `extract_tree` accepts. Sorted names, zero times, owners and gzip header, fixed modes: equal
+    content gives equal bytes, so the archive's hash names its content."""
+    checked = {_checked_name(name): content for name, content in files.items()}
+    if len(checked) != len(files):
+        raise UnsafeArchive("two names of the file set are one path")
+    dirs = sorted({parent.as_posix() for name in checked for parent in PurePosixPath(name).parents
+                   if parent.as_posix() != "."})
+    if clash := set(dirs) & set(checked):
+        raise UnsafeArchive(f"{sorted(clash)[0]!r}: both a file and a directory")
+    buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", fileobj=buffer, mode="wb", mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in dirs:
+            info = tarfile.TarInfo(name)
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
+            tar.addfile(info)
+        for name, content in sorted(checked.items()):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(content), 0o644, 0
+            tar.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()

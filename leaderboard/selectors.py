@@ -6,7 +6,7 @@ page costs a fixed handful of queries however many rows the board has.
 """
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -17,6 +17,7 @@ from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, fi
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
 from leaderboard.stats import Interval, rank_with_ties
 from portal.errors import NotFound, ValidationFailed
+from portal.submissions.conformance import KINDS as CONFORMANCE_KINDS
 from portal.submissions.models import Submission
 from portal.submissions.selectors import (
     agent_evidence_summary,
@@ -262,6 +263,13 @@ def run_review_queue(tab: str) -> QuerySet[Submission]:
                                     Submission.Status.EXPIRED])
 
 
+def flag_legend() -> dict[str, list[str]]:
+    """What the queue's flags can say: integrity flags (found at scoring) and run-configuration flags
+    (found at upload), in words."""
+    return {"integrity": [label for _, label in IntegrityFlag.Kind.choices],
+            "configuration": list(CONFORMANCE_KINDS.values())}
+
+
 def queue_row(submission: Submission) -> dict[str, Any]:
     aggregate = submission.latest_aggregate or {}  # type: ignore[attr-defined]
     levels = aggregate.get("levels") or {}
@@ -274,7 +282,8 @@ def queue_row(submission: Submission) -> dict[str, Any]:
         "tasks_covered": report.get("tasks_covered"), "tasks_in_dataset": report.get("tasks_in_dataset"),
         "incomplete": len(submission.incomplete_instances or []),
         "flag_count": submission.flag_count or 0,  # type: ignore[attr-defined]
-        "conformance": [c.get("kind") for c in submission.conformance or []],
+        "conformance": [{"kind": c.get("kind"), "label": CONFORMANCE_KINDS.get(c.get("kind"), c.get("kind")),
+                         "detail": c.get("detail", "")} for c in submission.conformance or []],
         "confirmed_attempts": submission.confirmed_attempts,  # type: ignore[attr-defined]
     }
 
@@ -360,6 +369,46 @@ def publish_replaces(submission: Submission) -> LeaderboardEntry | None:
     if another run holds it, which (the owner being part of the configuration) is the owner's own."""
     return (LeaderboardEntry.objects.filter(is_current=True, **configuration_of(submission))
             .exclude(submission=submission).first())
+
+
+@dataclass(frozen=True)
+class OwnerReviewState:
+    """Where a run stands with the maintainers, as its owner reads it."""
+
+    state: str  # waiting | rescoring | published | rejected | unpublished
+    label: str
+    reason: str = ""  # a rejection's or unpublication's reason, written for the owner
+    entry_id: int | None = None  # the board entry, once published
+    entry_name: str = ""
+
+
+def owner_review_states(submissions: Iterable[Submission]) -> dict[Any, OwnerReviewState]:
+    """Each run's review state by run id, for its owner's pages (the run page, My runs), in two queries.
+
+    A scored run nobody has decided on yet is waiting for review, as is a rescored one once its new
+    scoring is done; runs that were never scored (drafts, queued, failed) and never reviewed have none.
+    """
+    runs = list(submissions)
+    ids = [run.id for run in runs]
+    reviews = {review.submission_id: review for review in RunReview.objects.filter(submission__in=ids)}
+    entries = dict((sid, (eid, name)) for sid, eid, name in LeaderboardEntry.objects.filter(submission__in=ids)
+                   .values_list("submission_id", "id", "display_name"))
+    states = {}
+    for run in runs:
+        review = reviews.get(run.id)
+        state = review.state if review else None
+        if state in (None, RunReview.State.RESCORING):
+            if run.status == Submission.Status.SCORED:
+                states[run.id] = OwnerReviewState("waiting", "waiting for review")
+            elif state == RunReview.State.RESCORING and run.status in (Submission.Status.QUEUED,
+                                                                       Submission.Status.SCORING):
+                states[run.id] = OwnerReviewState("rescoring", "rescore requested")
+        elif state == RunReview.State.PUBLISHED:
+            entry_id, name = entries.get(run.id, (None, ""))
+            states[run.id] = OwnerReviewState("published", "published", entry_id=entry_id, entry_name=name)
+        else:
+            states[run.id] = OwnerReviewState(str(state), str(state), reason=review.reason if review else "")
+    return states
 
 
 def audit_log(submission: Submission) -> list[ReviewAction]:

@@ -13,6 +13,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import F
+from django.urls import reverse
 from django.utils import timezone
 
 from contracts import PROMPT_LEVELS
@@ -429,7 +430,7 @@ def owner_notify(*, submission_id: Any, kind: str) -> bool:
     config = " / ".join(x for x in (submission.agent, submission.model, submission.effort) if x) or "your run"
     if kind == "scored":
         scoring = scoring_run_latest(submission.id)
-        subject = f"ASI-Bench: run {short} is scored"
+        subject = f"Run {short} is scored"
         levels = _levels_line(scoring.aggregate if scoring else {})
         body = (f"Your run {submission.id} ({config}) on {submission.dataset_id} has been scored"
                 f" (scoring #{scoring.number if scoring else '?'}).\n\n{levels}"
@@ -438,17 +439,18 @@ def owner_notify(*, submission_id: Any, kind: str) -> bool:
         entry = LeaderboardEntry.objects.filter(submission=submission).first()
         if entry is None:
             return False
-        subject = f"ASI-Bench: run {short} is on the leaderboard"
+        subject = f"Run {short} is on the leaderboard"
+        public_page = public_url(reverse("leaderboard-entry", args=[entry.id]))
         body = (f"Your run {submission.id} ({config}) is published on the {entry.dataset_id} leaderboard as "
-                f"\"{entry.display_name}\".\n\nPublic page: /leaderboard/entries/{entry.id}/")
+                f"\"{entry.display_name}\".\n\nPublic page: {public_page}")
     elif kind == "rejected":
         review = RunReview.objects.filter(submission=submission).first()
-        subject = f"ASI-Bench: run {short} was not published"
+        subject = f"Run {short} was not published"
         body = (f"A maintainer reviewed your run {submission.id} ({config}) and did not publish it.\n\n"
                 f"Reason: {review.reason if review else ''}")
     else:
         raise ValueError(f"unknown notification {kind!r}")
-    body += f"\n\nYour run: {public_url(f'/submit/submissions/{submission.id}')}\n"
+    body += f"\n\nYour run: {public_url(reverse('submission-detail', args=[submission.id]))}\n"
     return mail_send(to=submission.owner.email, subject=subject, body=body)
 
 

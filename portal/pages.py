@@ -1,4 +1,5 @@
-"""What every HTML view shares: the error page, refusals on forms, act-then-redirect, maintainer-only pages.
+"""What every HTML view shares: the error page, refusals on forms, act-then-redirect, confirm-first
+steps for actions that cannot be undone, maintainer-only pages.
 
 One policy for refusals on pages: whatever a visitor may not see answers 404, be it another
 user's object or a page for maintainers only, so neither is advertised. The services check
@@ -44,7 +45,7 @@ def form_refusal(form: Form, exc: PortalError) -> None:
 
 
 def act_and_redirect(request: HttpRequest, action: Callable[[], T], then: Callable[[], HttpResponse],
-                     success: str | Callable[[T], str] | None = None) -> HttpResponse:
+                     success: str | Callable[[T], str | None] | None = None) -> HttpResponse:
     """Run `action`; NotFound is the 404 page, any other refusal a message on the page `then` redirects to."""
     try:
         result = action()
@@ -53,9 +54,29 @@ def act_and_redirect(request: HttpRequest, action: Callable[[], T], then: Callab
     except PortalError as exc:
         messages.error(request, exc.detail, extra_tags=message_tag(exc.code))
     else:
-        if success is not None:
-            messages.success(request, success(result) if callable(success) else success)
+        said = success(result) if callable(success) else success
+        if said:
+            messages.success(request, said)
     return then()
+
+
+# Actions that cannot be undone (withdrawing a draft deletes its bundle, revoking a token logs every
+# client out) act only on a POST that carries this field, which only their "are you sure" page sends:
+# the button on the page that lists them (a GET link) never acts on one click, JavaScript or not.
+CONFIRMED_FIELD = "confirmed"
+
+
+def action_confirmed(request: HttpRequest) -> bool:
+    return request.method == "POST" and request.POST.get(CONFIRMED_FIELD) == "yes"
+
+
+def confirm_first_page(request: HttpRequest, *, title: str, question: str, consequence: str, action_label: str,
+                       cancel_url: str) -> HttpResponse:
+    """The "are you sure" step: a form that POSTs back to this URL with the confirmation field."""
+    return render(request, "portal/confirm_action.html", {
+        "title": title, "question": question, "consequence": consequence, "action_label": action_label,
+        "cancel_url": cancel_url, "confirmed_field": CONFIRMED_FIELD,
+    })
 
 
 def maintainer_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

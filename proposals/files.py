@@ -58,6 +58,15 @@ def blobs_delete(names: Iterable[str]) -> None:
 
 
 # ------------------------------------------------------------------ imported fields
+# The one rule between the guided flow's forms and the task files: the files are the task, so a draft
+# field a file sets comes from the file (on every upload or sync) and cannot be typed over while the
+# file sets it; a field no file sets is the author's to type. These are the fields each file can set.
+META_FILES = ("task_meta.yaml", "task.yaml", "task.yml")
+FILE_FIELDS = {
+    "task_meta.yaml": ("name", "domain", "subdomain", "source_paper", "source_repo", "inputs", "outputs"),
+    SUBMISSION_FILE: ("objective", "core_method", "local_testing_done", "test_provider", "test_model", "test_agent",
+                      "test_sandbox", "score_b1", "score_b2", "score_b3", "score_b4"),
+}
 # The files a draft's fields are read from; their YAML is parsed on every sync and page view.
 PARSED_FILES = ("task_meta.yaml", "task.yaml", "task.yml", "task_eval.yaml", SUBMISSION_FILE)
 # The longest free text a sync imports into a field without its own column limit.
@@ -153,9 +162,9 @@ def imported_fields(files: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, 
         if value not in ("", None):
             out[field], origin[field] = value, source
 
-    meta = load_yaml(files.get("task_meta.yaml") or files.get("task.yaml") or files.get("task.yml"))
+    source_name = next((name for name in META_FILES if name in files), "task_meta.yaml")
+    meta = load_yaml(files.get(source_name))
     if meta:
-        source_name = "task_meta.yaml" if "task_meta.yaml" in files else "task.yaml"
         put("name", _text(meta.get("name"), 200), source_name)
         put("domain", _text(meta.get("domain"), 50), source_name)
         put("subdomain", _text(meta.get("subdomain"), 200), source_name)

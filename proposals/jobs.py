@@ -128,6 +128,6 @@ def _publish(job: ProposalJob, proposal: Proposal, revision: Revision, datasets:
         ReviewEvent.objects.create(
             proposal=proposal, revision=revision, actor=job.requested_by, kind=ReviewEvent.Kind.PUBLISHED,
             text=f"Published as version {version} in {', '.join(datasets)}.")
-        author_notify(proposal, f"[ASI-Bench] Published: {proposal.task_id} v{version}",
+        author_notify(proposal, f"Published: {proposal.task_id} v{version}",
                        f"Your task {proposal.task_id} is now in the ASI-Bench catalog as version {version} "
                        f"(datasets: {', '.join(datasets)}).")

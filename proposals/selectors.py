@@ -14,6 +14,7 @@ from contracts.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, score_pro
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound
+from proposals.files import blob_read, load_yaml
 from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision
 from scoring.engine.static_checks import PORTAL_CHECK
 from scoring.generation import RECOMMENDED, REQUIRED_FILES
@@ -147,6 +148,13 @@ def completeness(proposal: Proposal, files: dict[str, int] | None = None) -> dic
         "steps": steps,
         "advice": advice,
     }
+
+
+def revision_version(revision: Revision) -> str | None:
+    """The version a frozen revision's task_meta.yaml declares: what publishing it keeps."""
+    meta = revision.files.filter(path="task_meta.yaml").first()
+    version = load_yaml(blob_read(meta.blob)).get("version") if meta is not None else None
+    return None if version in (None, "") else str(version)
 
 
 def accepted_revision(proposal: Proposal) -> Revision | None:

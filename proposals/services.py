@@ -33,6 +33,7 @@ from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
 from proposals import selectors
 from proposals.files import (
+    META_FILES,
     IncomingFile,
     blob_read,
     blob_store,
@@ -75,13 +76,30 @@ def _locked(proposal_id: object, user: User) -> Proposal:
     return Proposal.objects.select_for_update().get(pk=proposal.pk)
 
 
+def closed_reason(proposal: Proposal) -> str | None:
+    """Why this proposal's content can no longer change (None while it can)."""
+    if proposal.is_editable:
+        return None
+    return (f"This proposal is {proposal.get_status_display().lower()} and can no longer change; "
+            "`asibench task submit` (or New proposal) opens a new draft for the task.")
+
+
 def _require_editable(proposal: Proposal) -> None:
-    if not proposal.is_editable:
-        raise Conflict(
-            f"This proposal is {proposal.status.replace('_', ' ')} and can no longer change; "
-            "`asibench task submit` (or New proposal) opens a new draft for the task.",
-            code="proposal_closed",
-        )
+    reason = closed_reason(proposal)
+    if reason:
+        raise Conflict(reason, code="proposal_closed")
+
+
+def _require_not_from_files(proposal: Proposal, values: dict[str, Any]) -> None:
+    """Refuse typing over a field a task file sets (proposals.files.FILE_FIELDS: the file wins)."""
+    clashes = {key: proposal.imported_from[key] for key, value in values.items()
+               if key in proposal.imported_from and value != getattr(proposal, key)}
+    if clashes:
+        sources = sorted(set(clashes.values()))
+        raise ValidationFailed(
+            f"{', '.join(sorted(clashes))} {'is' if len(clashes) == 1 else 'are'} set by {' and '.join(sources)}, "
+            "and the task files win over the form: edit the file and upload it again to change "
+            f"{'it' if len(clashes) == 1 else 'them'}.", code="field_from_file")
 
 
 def _clean_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +158,7 @@ def proposal_update_fields(*, user: User, proposal_id: object, fields: dict[str,
         with transaction.atomic():
             proposal = _locked(proposal_id, user)
             _require_editable(proposal)
+            _require_not_from_files(proposal, values)
             for key, value in values.items():
                 setattr(proposal, key, value)
             proposal.updated_at = timezone.now()
@@ -179,7 +198,7 @@ def _replace_files(proposal: Proposal, incoming: list[IncomingFile], keep: dict[
 
 
 def _import_fields(proposal: Proposal) -> None:
-    wanted = {"task_meta.yaml", "task.yaml", "task.yml", SUBMISSION_FILE}
+    wanted = {*META_FILES, SUBMISSION_FILE}
     contents = {f.path: blob_read(f.blob) for f in proposal.files.filter(path__in=wanted)}
     values, origin = imported_fields(contents)
     for key, value in values.items():
@@ -255,7 +274,7 @@ def proposal_file_write(*, user: User, proposal_id: object, files: list[Incoming
         except TaskFileError as exc:
             raise _file_error(exc) from None
         _replace_files(proposal, incoming, keep=keep)
-        if {i.name for i in incoming} & {"task_meta.yaml", "task.yaml", SUBMISSION_FILE}:
+        if {i.name for i in incoming} & {*META_FILES, SUBMISSION_FILE}:
             _import_fields(proposal)
     return proposal
 
@@ -268,6 +287,8 @@ def proposal_file_delete(*, user: User, proposal_id: object, path: str) -> Propo
         if path not in existing:
             raise ValidationFailed(f"The draft has no file {path!r}.", code="no_such_file")
         _replace_files(proposal, [], keep={p: f for p, f in existing.items() if p != path})
+        if path in {*META_FILES, SUBMISSION_FILE}:  # the fields it set keep their values and become editable
+            _import_fields(proposal)
     return proposal
 
 
@@ -334,7 +355,7 @@ def proposal_comment(*, user: User, proposal_id: object, text: str) -> ReviewEve
         event = ReviewEvent.objects.create(proposal=proposal, revision=selectors.latest_revision(proposal),
                                            actor=user, kind=ReviewEvent.Kind.COMMENT, text=text[:10000])
         if user.pk != proposal.owner_id:
-            author_notify(proposal, f"[ASI-Bench] New comment on {proposal.task_id}", text)
+            author_notify(proposal, f"New comment on {proposal.task_id}", text)
     return event
 
 
@@ -389,7 +410,7 @@ def proposal_decide(*, maintainer: User, proposal_id: object, revision_number: i
                            code="not_submitted")
         event = ReviewEvent.objects.create(proposal=proposal, revision=revision, actor=maintainer, kind=kind,
                                            text=reason[:10000])
-        author_notify(proposal, f"[ASI-Bench] {label}: {proposal.task_id} (revision {revision.number})",
+        author_notify(proposal, f"{label}: {proposal.task_id} (revision {revision.number})",
                        f"{label} by the ASI-Bench maintainers.\n\nReason:\n{reason}")
     return event
 

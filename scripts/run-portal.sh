@@ -15,6 +15,8 @@ cd "$(dirname "$0")/.."
 PORT="${PORT:-8000}"
 VAR="${ASIBENCH_VAR_DIR:-var}"
 GRACE=10  # seconds each server has to stop by itself
+# Links in mails (also those the worker sends, with no request to take a host from) point here.
+export ASIBENCH_PUBLIC_URL="${ASIBENCH_PUBLIC_URL:-http://127.0.0.1:${PORT}}"
 VENV=.venv/bin
 
 say() { echo "run-portal: $*" >&2; }
@@ -59,7 +61,8 @@ worker=$!
 beat=$!
 set +m
 declare -A name=(["$web"]="the web server (gunicorn)" ["$worker"]="the Celery worker" ["$beat"]="Celery beat")
-say "ASI-Bench Portal on http://127.0.0.1:${PORT}/ (Ctrl-C stops the web server, the worker and beat)"
+say "ASI-Bench Portal on http://127.0.0.1:${PORT}/ (mails link to ${ASIBENCH_PUBLIC_URL};" \
+    "Ctrl-C stops the web server, the worker and beat)"
 
 alive() { kill -0 "$1" 2>/dev/null; }
 # True while a process is left in the group of any server named (its pool or web workers included).

@@ -4,7 +4,7 @@ from django import template
 from django.contrib.auth.models import AnonymousUser
 
 from leaderboard import selectors
-from leaderboard.models import LeaderboardEntry, RunReview
+from leaderboard.models import RunReview
 from portal.accounts.selectors import user_is_maintainer
 
 register = template.Library()
@@ -12,7 +12,7 @@ register = template.Library()
 
 @register.inclusion_tag("leaderboard/_run_review.html", takes_context=True)
 def run_review_panel(context: dict[str, Any], run: Any) -> dict[str, Any]:
-    """Review state, rejection reason and audit log on the run page; flags for maintainers only.
+    """Audit log on the run page, flags for maintainers only (the state itself: `run_review_state`).
 
     The owner sees who acted by role ("maintainer"), never a maintainer's name or e-mail address.
     """
@@ -21,11 +21,22 @@ def run_review_panel(context: dict[str, Any], run: Any) -> dict[str, Any]:
     return {
         "run": run,
         "review": RunReview.objects.filter(submission=run).first(),
-        "entry": LeaderboardEntry.objects.filter(submission=run).only("id", "display_name").first(),
         "actions": selectors.audit_log(run),
         "flags": selectors.flag_summary(run) if maintainer else [],
         "is_maintainer": maintainer,
     }
+
+
+@register.inclusion_tag("leaderboard/_review_state.html")
+def run_review_state(run: Any) -> dict[str, Any]:
+    """The run's review state line (waiting for review, published, rejected with the reason) on the run page."""
+    return {"review": selectors.owner_review_states([run]).get(run.id)}
+
+
+@register.simple_tag
+def owner_review_states(rows: list[Any]) -> dict[Any, selectors.OwnerReviewState]:
+    """Review states by run id for the dashboard's rows, each a tuple that starts with its run."""
+    return selectors.owner_review_states(row[0] for row in rows)
 
 
 @register.filter

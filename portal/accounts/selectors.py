@@ -5,6 +5,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
 from portal.accounts.models import MAINTAINERS_GROUP, CliToken, User
+from portal.errors import NotFound
 
 
 def user_is_maintainer(user: User | AnonymousUser) -> bool:
@@ -24,6 +25,14 @@ def user_email_verified(user: User | AnonymousUser) -> bool:
 
 def cli_token_list(*, user: User) -> QuerySet[CliToken]:
     return CliToken.objects.filter(user=user).order_by("-created_at")
+
+
+def cli_token_get(*, user: User, token_id: str) -> CliToken:
+    """One of `user`'s tokens; NotFound for anyone else's (never 403: no probing)."""
+    token = CliToken.objects.filter(id=token_id, user=user).first()
+    if token is None:
+        raise NotFound("No such token.")
+    return token
 
 
 def user_public_profile(user: User) -> dict[str, str]:

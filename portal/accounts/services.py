@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from portal.accounts.models import MAINTAINERS_GROUP, CliToken, DeviceAuthorization, User
-from portal.accounts.selectors import user_email_verified
+from portal.accounts.selectors import cli_token_get, user_email_verified
 from portal.errors import NotFound, PermissionDenied, PortalError, ValidationFailed
 
 TOKEN_PREFIX = "asi_pat_"
@@ -85,9 +85,7 @@ def cli_tokens_revoke_all(*, user: User) -> int:
 
 
 def cli_token_revoke(*, user: User, token_id: str) -> CliToken:
-    token = CliToken.objects.filter(id=token_id, user=user).first()
-    if token is None:
-        raise NotFound("No such token.")
+    token = cli_token_get(user=user, token_id=token_id)
     if token.revoked_at is None:
         CliToken.objects.filter(id=token.id, revoked_at__isnull=True).update(revoked_at=timezone.now())
         token.refresh_from_db()

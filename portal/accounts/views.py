@@ -3,13 +3,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from portal.accounts import services
 from portal.accounts.forms import CliTokenCreateForm, DeviceCodeForm, DeviceDecisionForm
-from portal.accounts.selectors import cli_token_list
+from portal.accounts.selectors import cli_token_get, cli_token_list
 from portal.errors import PortalError
-from portal.pages import AuthedRequest, form_refusal
+from portal.pages import AuthedRequest, action_confirmed, confirm_first_page, form_refusal
 
 
 @login_required
@@ -34,15 +34,28 @@ def settings_page(request: AuthedRequest) -> HttpResponse:
     return response
 
 
+TOKENS_SECTION = "/submit/settings#cli-tokens"
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def token_revoke(request: AuthedRequest, token_id: str) -> HttpResponse:
+    """Revoking logs out every client using the token: a GET (or a POST without the confirmation) asks first."""
     try:
-        token = services.cli_token_revoke(user=request.user, token_id=token_id)
+        if action_confirmed(request):
+            token = services.cli_token_revoke(user=request.user, token_id=token_id)
+            messages.success(request, f"Token “{token.name}” revoked. The CLI can no longer use it.")
+            return redirect(TOKENS_SECTION)
+        token = cli_token_get(user=request.user, token_id=token_id)
     except PortalError as exc:
         return render(request, "portal/error.html", {"message": exc.detail}, status=exc.status_code)
-    messages.success(request, f"Token “{token.name}” revoked. The CLI can no longer use it.")
-    return redirect("/submit/settings#cli-tokens")
+    if token.revoked_at is not None:
+        return redirect(TOKENS_SECTION)  # nothing left to revoke; the list says "revoked"
+    return confirm_first_page(
+        request, title="Revoke this token?", question=f"Revoke the CLI token “{token.name}” ({token.prefix}…)?",
+        consequence=("Every asibench client that uses it is logged out at once and cannot upload, confirm or "
+                     "pull with it again. This cannot be undone; you can create a new token afterwards."),
+        action_label="Revoke the token", cancel_url=TOKENS_SECTION)
 
 
 # Wrong codes count against the user and the client address (ACCOUNT_RATE_LIMITS["device_activate"]);

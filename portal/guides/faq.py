@@ -1,6 +1,6 @@
 """Which refusal codes the FAQ explains, and the address of each entry.
 
-The FAQ's Markdown is the one list: an entry is a heading with an explicit ``{#code}`` anchor.
+The FAQ's Markdown (docs/faq.md) is the one list: an entry is a heading with an explicit ``{#code}`` anchor.
 Error answers (API and pages) link a code only when that anchor exists. No Django imports here:
 the API's exception handler uses this module.
 """
@@ -9,7 +9,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-FAQ_FILE = Path(__file__).resolve().parent / "content" / "faq.md"
+FAQ_FILE = Path(__file__).resolve().parents[2] / "docs" / "faq.md"
 FAQ_PATH = "/guides/faq/"
 _ENTRY = re.compile(r"^###\s.*\{#([a-z0-9_]+)\}\s*$", re.MULTILINE)
 

@@ -3,7 +3,8 @@
 None of these refuses a bundle (intake's hard rules are in bundle_verify); each tells a maintainer
 what to look at before publishing: a timeout other than the benchmark's, retries, a client or
 sandbox other than the dataset's policy (settings.DATASET_RUN_POLICY: for seed42 the official
-service's Docker-only rule, even where this Portal accepts more), whole levels without results,
+service's Docker-only rule, even where this Portal accepts more), results made by more than one
+client (contracts.client_identity), whole levels without results,
 and a configuration that has been confirmed many times with only small changes in between
 (probing the references).
 """
@@ -16,6 +17,7 @@ from typing import Any
 from django.conf import settings
 
 from contracts import PROMPT_LEVELS
+from contracts.client_identity import client_label, recorded_client
 from portal.submissions.bundle_verify import VerifiedBundle
 from portal.submissions.evidence import BENCHMARK_TIMEOUT_SECONDS
 from portal.submissions.models import Submission, SubmissionEntry
@@ -25,6 +27,7 @@ KINDS = {
     "timeout": "timeout other than the benchmark's",
     "attempts": "more than one attempt",
     "client_version": "client version outside the dataset's policy",
+    "clients": "results made by more than one client",
     "sandbox": "sandbox outside the dataset's policy",
     "missing_levels": "whole levels without results",
     "probing": "many confirmed attempts with small changes",
@@ -98,6 +101,10 @@ def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: d
     if (bundle.framework_version or "") not in allowed:
         flags.append(_flag("client_version", f"made with client {bundle.framework_version or '(unknown)'!r}; "
                            f"{dataset.name}'s policy is {', '.join(allowed)}"))
+    clients = Counter(client_label(*(recorded_client(e.provenance) or ("", "")), bundle.framework_version)
+                      for e in bundle.entries)
+    if len(clients) > 1:
+        flags.append(_flag("clients", ", ".join(f"{label} ×{n}" for label, n in sorted(clients.items()))))
     modes = Counter(str((e.provenance.get("sandbox") or {}).get("effective_mode") or "") for e in bundle.entries)
     other = {mode: n for mode, n in modes.items() if mode not in policy["sandbox_modes"]}
     if other:

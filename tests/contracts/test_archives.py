@@ -1,4 +1,4 @@
-"""Unpacking our archives on every supported Python (3.11.2 has no tarfile extraction filters)."""
+"""Packing and unpacking our archives on every supported Python (3.11.2 has no tarfile extraction filters)."""
 
 import io
 import stat
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contracts.archives import UnsafeArchive, extract_tree
+from contracts.archives import UnsafeArchive, extract_tree, pack_files
 
 
 def archive(tmp_path: Path, *members: tarfile.TarInfo, data: bytes = b"hello") -> Path:
@@ -70,3 +70,27 @@ def test_a_path_met_twice_is_refused_rather_than_overwritten(tmp_path: Path) -> 
     path = archive(tmp_path, member("top/x"), member("top/./x"))
     with pytest.raises(UnsafeArchive, match="twice"):
         unpack(path, tmp_path / "out")
+
+
+def test_packing_depends_on_the_content_alone_and_unpacks_with_extract_tree(tmp_path: Path) -> None:
+    files = {"tasks/b/x/task_meta.yaml": b"id: b.x\n", "tasks/README.txt": b"read me\n", "tasks/a/y/p.md": b""}
+    packed = pack_files(files)
+    assert pack_files(dict(reversed(list(files.items())))) == packed  # insertion order does not matter
+    assert pack_files({**files, "tasks/README.txt": b"read me!\n"}) != packed
+    with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+        members = tar.getmembers()
+        assert [m.name for m in members] == ["tasks", "tasks/a", "tasks/a/y", "tasks/b", "tasks/b/x",
+                                             "tasks/README.txt", "tasks/a/y/p.md", "tasks/b/x/task_meta.yaml"]
+        assert {(m.mtime, m.uid, m.gid, m.uname, m.gname) for m in members} == {(0, 0, 0, "", "")}
+    path = tmp_path / "packed.tar.gz"
+    path.write_bytes(packed)
+    unpack(path, tmp_path / "out")
+    assert {p.relative_to(tmp_path / "out").as_posix(): p.read_bytes()
+            for p in (tmp_path / "out").rglob("*") if p.is_file()} == files
+    assert packed[4:8] == b"\0\0\0\0"  # no time in the gzip header either
+
+
+@pytest.mark.parametrize("files", [{"../x": b""}, {"/etc/x": b""}, {"a": b"", "a/b": b""}, {"a/b": b"", "a//b": b""}])
+def test_packing_refuses_names_that_would_not_unpack_as_given(files: dict[str, bytes]) -> None:
+    with pytest.raises(UnsafeArchive):
+        pack_files(files)

@@ -42,7 +42,12 @@ def test_sign_up_create_and_revoke_a_token(portal_server, page):
     page.goto(portal_server.url + "/submit/settings")
     assert token not in page.content()
     assert token[:12] in page.content()
-    page.click("text=Revoke")
+    page.click("[data-testid=revoke]")
+    # One click only asks: the token still works until the confirmation is pressed.
+    assert "Revoke the CLI token “laptop”" in page.inner_text("[data-testid=confirm-action]")
+    assert requests.get(portal_server.api + "/me", headers={"Authorization": f"Bearer {token}"},
+                        timeout=10).status_code == 200
+    page.click("[data-testid=confirm-action-submit]")
     assert "revoked" in page.inner_text("#cli-tokens")
     refused = requests.get(portal_server.api + "/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)
     assert refused.status_code == 401

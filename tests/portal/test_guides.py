@@ -112,7 +112,7 @@ def test_every_reason_code_the_intake_can_return_has_an_faq_entry():
     throttled = {"throttled"} if submission_apis.UploadThrottle in submission_apis.BundleUploadApi.throttle_classes \
         else set()
     missing = sorted((verifier | services | throttled) - faq_codes())
-    assert not missing, f"reason codes without an FAQ entry in portal/guides/content/faq.md: {missing}"
+    assert not missing, f"reason codes without an FAQ entry in docs/faq.md: {missing}"
 
 
 PROPOSAL_MODULES = sorted(Path(proposals.__file__).parent.glob("*.py")) + [Path(task_files.__file__)]
@@ -160,7 +160,7 @@ def test_every_reason_code_a_proposal_can_get_has_an_faq_entry():
             "symlink", "collision", "bad_content_type", "length_required", "task_id_taken", "no_files"} <= codes
     assert MAINTAINER_ONLY <= codes, MAINTAINER_ONLY - codes  # the exclusions are real codes, kept current
     missing = sorted(codes - MAINTAINER_ONLY - faq_codes())
-    assert not missing, f"proposal reason codes without an FAQ entry in portal/guides/content/faq.md: {missing}"
+    assert not missing, f"proposal reason codes without an FAQ entry in docs/faq.md: {missing}"
     assert not (MAINTAINER_ONLY - {"invalid"}) & faq_codes()
 
 
@@ -182,8 +182,9 @@ def test_every_guide_is_linked_from_the_navigation_and_renders(client):
         page = client.get(guide.url)
         assert page.status_code == 200, guide.url
         text = page.content.decode()
-        assert "figure:" not in text and "<script" not in text, guide.url
+        assert not re.search(r"\{\{\s*figure:[a-z0-9_]+", text) and "<script" not in text, guide.url
         assert f"<h1>{guide.title}</h1>" in text.replace("&#x27;", "'")
+        assert text.count("<h1>") == 1, guide.url  # the file's own `# Title` is the page's heading, once
     assert client.get("/guides/no-such-guide/").status_code == 404
 
 

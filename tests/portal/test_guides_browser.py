@@ -61,7 +61,7 @@ def test_each_guide_renders_without_errors_and_every_internal_link_resolves(port
             target = link.path + (f"?{link.query}" if link.query else "")
             if target not in fetched:
                 answer = page.request.get(portal_server.url + target)
-                fetched[target] = (answer.status, answer.text())
+                fetched[target] = (answer.status, answer.body().decode("utf-8", "replace"))  # a download too
             status, body = fetched[target]
             assert status == 200, f"{path} → {href}: HTTP {status}"
             if link.fragment:

@@ -8,10 +8,13 @@ from portal.mail import mail_send, mail_send_on_commit
 from tests.support import free_port
 
 
-def test_it_sends_one_plain_mail_from_the_default_sender(settings):
+def test_it_sends_one_plain_mail_from_the_default_sender_in_the_sites_name(settings):
+    settings.PUBLIC_BASE_URL = "https://asibench.example"
     assert mail_send(to="alice@uni.example", subject="Scored", body="B1 90") is True
     assert [(m.to, m.subject, m.body, m.from_email) for m in mail.outbox] == [
-        (["alice@uni.example"], "Scored", "B1 90", settings.DEFAULT_FROM_EMAIL)]
+        (["alice@uni.example"], "[ASI-Bench Portal] Scored",
+         "Hello from ASI-Bench Portal!\n\nB1 90\n\nThank you for using ASI-Bench Portal!\nhttps://asibench.example\n",
+         settings.DEFAULT_FROM_EMAIL)]
 
 
 def test_an_unreachable_mail_server_is_logged_not_raised(settings, caplog):
@@ -28,4 +31,4 @@ def test_on_commit_mail_waits_for_the_commit(db, django_capture_on_commit_callba
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         mail_send_on_commit(to="alice@uni.example", subject="Decision", body="accepted")
         assert mail.outbox == []
-    assert len(callbacks) == 1 and [m.subject for m in mail.outbox] == ["Decision"]
+    assert len(callbacks) == 1 and [m.subject for m in mail.outbox] == ["[ASI-Bench Portal] Decision"]

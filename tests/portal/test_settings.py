@@ -84,13 +84,15 @@ def test_docker_compose_passes_only_variables_the_code_reads():
     assert web["ASIBENCH_S3_BUCKET"]
 
 
-def deploy_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+def deploy_check(tmp_path: Path, **env: str | None) -> subprocess.CompletedProcess:
     # The browser fixture sets DJANGO_ALLOW_ASYNC_UNSAFE in this process; a deployment never has it.
     overridden = {"SECRET_KEY", "DEBUG", "DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL",
                   "DJANGO_ALLOW_ASYNC_UNSAFE"}
     clean = {k: v for k, v in os.environ.items() if k not in overridden and not k.startswith("ASIBENCH_S3")}
     clean.update(ASIBENCH_VAR_DIR=str(tmp_path), SECRET_KEY=secrets.token_urlsafe(60), ALLOWED_HOSTS="portal.example",
-                 **env)
+                 ASIBENCH_PUBLIC_URL="https://portal.example")
+    clean.update(env)
+    clean = {k: v for k, v in clean.items() if v is not None}
     return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
                           cwd=REPO, env=clean, capture_output=True, text=True)
 
@@ -105,6 +107,20 @@ def test_the_deploy_check_still_catches_an_insecure_override(tmp_path):
     result = deploy_check(tmp_path, DEBUG="0", BEHIND_TLS_PROXY="1", SESSION_COOKIE_SECURE="0")
     assert result.returncode != 0
     assert "security.W012" in result.stderr
+
+
+def test_the_deploy_check_warns_when_production_does_not_say_where_it_is(tmp_path):
+    result = deploy_check(tmp_path, DEBUG="0", BEHIND_TLS_PROXY="1", ASIBENCH_PUBLIC_URL=None)
+    assert result.returncode != 0
+    assert "portal.W001" in result.stderr and "ASIBENCH_PUBLIC_URL is not set" in result.stderr
+
+
+def test_the_public_url_must_be_an_absolute_http_url(tmp_path):
+    for bad in ("asibench.example", "ftp://asibench.example", "https://asibench.example/?x=1"):
+        result = load_settings(tmp_path, ASIBENCH_PUBLIC_URL=bad)
+        assert result.returncode != 0
+        assert "ASIBENCH_PUBLIC_URL must be an absolute http(s) URL" in result.stderr and repr(bad) in result.stderr
+    assert load_settings(tmp_path, ASIBENCH_PUBLIC_URL="https://asibench.example/").returncode == 0
 
 
 def test_docker_compose_defaults_are_production_safe():

@@ -75,8 +75,9 @@ def test_a_user_cannot_revoke_someone_elses_token(submitter, other_user, client:
     with pytest.raises(NotFound):
         cli_token_revoke(user=other_user.user, token_id=str(issued.token.id))
     client.force_login(other_user.user)
-    response = client.post(f"/submit/settings/tokens/{issued.token.id}/revoke")
+    response = client.post(f"/submit/settings/tokens/{issued.token.id}/revoke", {"confirmed": "yes"})
     assert response.status_code == 404
+    assert client.get(f"/submit/settings/tokens/{issued.token.id}/revoke").status_code == 404
     assert CliToken.objects.get().revoked_at is None
 
 
@@ -105,7 +106,7 @@ def test_the_settings_page_requires_login(db, client: Client):
 def test_revoking_from_the_page_stops_the_token(submitter, client: Client):
     issued = cli_token_create(user=submitter.user, name="laptop")
     client.force_login(submitter.user)
-    response = client.post(f"/submit/settings/tokens/{issued.token.id}/revoke")
+    response = client.post(f"/submit/settings/tokens/{issued.token.id}/revoke", {"confirmed": "yes"})
     assert response.status_code == 302
     api = Client()
     assert api.get("/api/v1/me", **bearer(issued.plaintext)).status_code == 401

@@ -137,5 +137,5 @@ def test_the_upload_page_refuses_past_the_draft_cap_and_says_why(submit_catalog,
     assert "You have 1 unconfirmed draft; the limit is 1." in refused.content.decode()
     assert Submission.objects.count() == 1 and len(stored_archives()) == 1
     draft = Submission.objects.get()
-    browser.post(f"/submit/submissions/{draft.id}/withdraw")
+    browser.post(f"/submit/submissions/{draft.id}/withdraw", {"confirmed": "yes"})
     assert page_upload(browser, bundles["naive"]).status_code == 302

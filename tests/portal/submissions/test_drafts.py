@@ -71,14 +71,16 @@ def test_confirm_queues_once_however_often_it_is_pressed(draft, submitter, djang
 def test_confirm_needs_a_post_with_csrf(draft, submitter):
     owner = Client(enforce_csrf_checks=True)
     owner.force_login(submitter.user)
-    assert owner.get(f"/submit/submissions/{draft.id}/confirm").status_code == 405
+    # A GET (what a login redirect turns a Confirm into) shows the run and asks for Confirm again.
+    again = owner.get(f"/submit/submissions/{draft.id}/confirm")
+    assert again.status_code == 302 and again["Location"] == f"/submit/submissions/{draft.id}?confirm=again"
     assert owner.post(f"/submit/submissions/{draft.id}/confirm").status_code == 403
     assert Submission.objects.get(id=draft.id).status == "draft"
 
 
 def test_withdraw_deletes_the_bundle_and_blocks_confirm(draft, submitter):
     owner = logged_in(submitter)
-    owner.post(f"/submit/submissions/{draft.id}/withdraw")
+    owner.post(f"/submit/submissions/{draft.id}/withdraw", {"confirmed": "yes"})
     run = Submission.objects.get(id=draft.id)
     assert run.status == "withdrawn"
     assert not default_storage.exists(run.archive)
