@@ -15,7 +15,11 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.error_reporting import error_reporting_start
+from config.metrics import listen_address
+from config.object_storage import s3_client_config
 from contracts.sandbox_policy import POLICIES, default_modes
+from portal.loopback import is_loopback_host
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
 from scoring.sandbox.limits import AGENT_JUDGE_MAX_TIMEOUT
 
@@ -82,6 +86,10 @@ CATALOG_ID_CLASH = env_str("ASIBENCH_CATALOG_ID_CLASH", "refuse").lower()
 if CATALOG_ID_CLASH not in ("refuse", "keep", "replace"):
     raise ImproperlyConfigured(f"ASIBENCH_CATALOG_ID_CLASH must be refuse, keep or replace, got {CATALOG_ID_CLASH!r}")
 
+# Development (`make run`) unless DEBUG=0; the compose file sets 0. Django's debug page shows settings,
+# source and request data, so DEBUG is for this machine only: it refuses public host names and a TLS
+# proxy (below), gunicorn refuses it on a bind others can reach (gunicorn.conf.py), and any client
+# but loopback gets a 403 (portal.middleware.DebugLoopbackOnlyMiddleware).
 DEBUG = env_bool("DEBUG", True)
 
 # The embedded default generates a random key once and keeps it under VAR_DIR. Production
@@ -123,6 +131,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "allauth",
     "allauth.account",
+    "allauth.mfa",
     "portal",
     "portal.accounts",
     "catalog",
@@ -135,6 +144,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "portal.middleware.DebugLoopbackOnlyMiddleware",  # first: nothing runs for a stranger while DEBUG is on
     "django.middleware.security.SecurityMiddleware",
     "portal.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -146,6 +156,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "portal.accounts.middleware.MaintainerSecondFactorMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -225,6 +236,12 @@ ACCOUNT_FORMS = {
     "change_password": "portal.accounts.forms.PasswordChangeWithTokensForm",
     "reset_password_from_key": "portal.accounts.forms.PasswordResetWithTokensForm",
 }
+# Second factors (django-allauth MFA). Maintainers must have one (portal.accounts.middleware): an
+# authenticator app (TOTP) or, where the browser offers it, a security key (WebAuthn); recovery codes
+# come with the first. Others may add one on /accounts/2fa/. Plain http only for DEBUG on loopback.
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
+MFA_TOTP_ISSUER = env_str("ASIBENCH_MFA_ISSUER", "ASI-Bench Portal")
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
 LOGIN_REDIRECT_URL = "/submit/dashboard"
 LOGIN_URL = "/accounts/login/"
 
@@ -253,12 +270,13 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Storage: archives, instance inputs and private references. Never served by URL.
 S3_BUCKET = env_str("ASIBENCH_S3_BUCKET")
 MEDIA_ROOT = VAR_DIR / "media"
+S3_ENDPOINT_URL = env_str("ASIBENCH_S3_ENDPOINT_URL") or None
 if S3_BUCKET:
     _default_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
             "bucket_name": S3_BUCKET,
-            "endpoint_url": env_str("ASIBENCH_S3_ENDPOINT_URL") or None,
+            "endpoint_url": S3_ENDPOINT_URL,
             "region_name": env_str("ASIBENCH_S3_REGION") or None,
             "access_key": env_str("ASIBENCH_S3_ACCESS_KEY_ID") or None,
             "secret_key": env_str("ASIBENCH_S3_SECRET_ACCESS_KEY") or None,
@@ -266,6 +284,8 @@ if S3_BUCKET:
             "default_acl": None,
             "querystring_auth": True,
             "file_overwrite": False,
+            # Not AWS (SeaweedFS in compose, radosgw, ...): checksums only where required, path-style.
+            "client_config": s3_client_config(S3_ENDPOINT_URL),
         },
     }
 else:
@@ -327,6 +347,7 @@ PROPOSALS_QUEUE = "proposals"
 CELERY_TASK_ROUTES = {
     "proposals.validate_proposal": {"queue": PROPOSALS_QUEUE},
     "proposals.publish_proposal": {"queue": PROPOSALS_QUEUE},
+    "proposals.revision_diff": {"queue": PROPOSALS_QUEUE},
 }
 
 # Proxies in front of the Portal that append to X-Forwarded-For. Rate limits key on the client
@@ -388,6 +409,19 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = env_str("SECURE_REFERRER_POLICY", "same-origin")
 X_FRAME_OPTIONS = "DENY"
+if DEBUG:
+    _public_names = [host for host in ALLOWED_HOSTS if not is_loopback_host(host)]
+    if PUBLIC_BASE_URL:
+        from urllib.parse import urlsplit
+
+        if not is_loopback_host(urlsplit(PUBLIC_BASE_URL).hostname or ""):
+            _public_names.append(f"ASIBENCH_PUBLIC_URL={PUBLIC_BASE_URL}")
+    if _public_names or BEHIND_TLS_PROXY:
+        served = ", ".join(_public_names) if _public_names else "BEHIND_TLS_PROXY=1"
+        raise ImproperlyConfigured(
+            f"DEBUG is on (DEBUG=1, or DEBUG unset) for a deployment ({served}): Django's debug page would show "
+            "settings, source and request data to visitors. Set DEBUG=0 (with SECRET_KEY) to serve others; "
+            "DEBUG is for development on this machine only (127.0.0.1, localhost).")
 # No inline script or style anywhere (templates load /static files only); author images are not
 # fetched from other sites, so a prompt cannot track who reads it.
 CONTENT_SECURITY_POLICY = env_str(
@@ -395,6 +429,36 @@ CONTENT_SECURITY_POLICY = env_str(
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
 )
+
+# Prometheus metrics (docs/operators.md, "Watching it"): gunicorn's master and each Celery worker serve
+# them on ASIBENCH_METRICS_LISTEN (host:port), never through the public site (config/metrics.py). Their
+# forked children count into PROMETHEUS_MULTIPROC_DIR, so the two go together. Unset: no metrics server.
+METRICS_LISTEN = env_str("ASIBENCH_METRICS_LISTEN")
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR")
+if PROMETHEUS_MULTIPROC_DIR:  # every process with it set writes there, `manage.py migrate` included
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+if METRICS_LISTEN:
+    try:
+        listen_address(METRICS_LISTEN)
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
+    if not PROMETHEUS_MULTIPROC_DIR:
+        raise ImproperlyConfigured("ASIBENCH_METRICS_LISTEN needs PROMETHEUS_MULTIPROC_DIR: a directory (empty, "
+                                   "writable by the Portal) where gunicorn's and Celery's children count")
+    INSTALLED_APPS.append("django_prometheus")
+    MIDDLEWARE = ["django_prometheus.middleware.PrometheusBeforeMiddleware", *MIDDLEWARE,
+                  "django_prometheus.middleware.PrometheusAfterMiddleware"]
+    # Queries, errors and connections per database, by django-prometheus's wrapper of the same backend.
+    _engine = DATABASES["default"]["ENGINE"]
+    if _engine in ("django.db.backends.postgresql", "django.db.backends.sqlite3"):
+        DATABASES["default"]["ENGINE"] = _engine.replace("django.db.backends.", "django_prometheus.db.backends.")
+
+# Error reports to Sentry: on when SENTRY_DSN is set, off by default; no personal data is sent
+# (config/error_reporting.py says what is left out).
+SENTRY_DSN = env_str("SENTRY_DSN")
+SENTRY_ENVIRONMENT = env_str("SENTRY_ENVIRONMENT")
+if SENTRY_DSN:
+    error_reporting_start(dsn=SENTRY_DSN, environment=SENTRY_ENVIRONMENT)
 
 LOGGING = {
     "version": 1,
@@ -575,5 +639,15 @@ AGENT_JUDGE_CLAUDE_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_KEY_ENV", "ANT
 # The most seconds an agent judge may run, whatever its task's `timeout` says (task YAML never raises a
 # limit); catalog load and pre-submit say when a task asks for more.
 AGENT_JUDGE_MAX_TIMEOUT_SECONDS = env_int("ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT", AGENT_JUDGE_MAX_TIMEOUT, minimum=60)
+# The review page of a proposal (proposals.diffs, proposals.rendering). Revision diffs are computed once
+# per revision pair and kept; a changed file larger than PROPOSAL_DIFF_MAX_FILE_BYTES is not diffed (the
+# page offers both versions to download), a diff longer than PROPOSAL_DIFF_MAX_SHOWN_BYTES is not shown,
+# and only diffs whose changed files total at most PROPOSAL_DIFF_INLINE_BYTES are computed while the
+# page is asked for (the rest by a worker). At most PROPOSAL_PAGE_SHOWN_BYTES of the revision's files
+# are rendered on the page; the others are listed with a download link.
+PROPOSAL_DIFF_MAX_FILE_BYTES = env_int("ASIBENCH_PROPOSAL_DIFF_MAX_FILE_BYTES", 1024 * 1024, minimum=1)
+PROPOSAL_DIFF_MAX_SHOWN_BYTES = env_int("ASIBENCH_PROPOSAL_DIFF_MAX_SHOWN_BYTES", 512 * 1024, minimum=1)
+PROPOSAL_DIFF_INLINE_BYTES = env_int("ASIBENCH_PROPOSAL_DIFF_INLINE_BYTES", 64 * 1024)
+PROPOSAL_PAGE_SHOWN_BYTES = env_int("ASIBENCH_PROPOSAL_PAGE_SHOWN_BYTES", 128 * 1024)
 # Task proposal file sync (client contract §4.3, §9.5): 100 MiB of files plus multipart overhead.
 PROPOSAL_MAX_BODY_BYTES = env_int("ASIBENCH_PROPOSAL_MAX_BODY_BYTES", 110 * 1024 * 1024, minimum=1)

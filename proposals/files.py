@@ -17,7 +17,7 @@ from django.core.files.storage import default_storage
 
 from contracts import PROMPT_LEVELS
 from contracts.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
-from scoring.engine.safe_yaml import YAMLAliasRefused, untrusted_yaml_load
+from scoring.engine.safe_yaml import YAMLRefused, untrusted_yaml_load
 from scoring.engine.taskdef import mapping_at
 
 
@@ -98,18 +98,24 @@ def load_yaml(data: bytes | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def yaml_refusal(name: str, data: bytes | None) -> str | None:
-    """Why the portal will not parse this task file (its YAML aliases expand beyond the loader's bounds,
-    or form a cycle); None if it will."""
+def yaml_refused(name: str, data: bytes | None) -> YAMLRefused | None:
+    """Why the portal will not parse this task file (nested too deep, too many nodes, or aliases that
+    expand beyond the loader's bounds or form a cycle); None if it will."""
     if data is None or name not in PARSED_FILES:
         return None
     try:
         untrusted_yaml_load(data.decode("utf-8"))
-    except YAMLAliasRefused as exc:
-        return f"{name}: {exc}"
+    except YAMLRefused as exc:
+        return exc
     except (UnicodeDecodeError, yaml.YAMLError):  # reported by the sandboxed validation, not here
         return None
     return None
+
+
+def yaml_refusal(name: str, data: bytes | None) -> str | None:
+    """`yaml_refused` as the sentence shown to the author, naming the file."""
+    refused = yaml_refused(name, data)
+    return f"{name}: {refused}" if refused is not None else None
 
 
 def _describe_files(section: Any) -> str:

@@ -15,7 +15,7 @@ from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound
 from proposals.files import blob_read, load_yaml
-from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision
+from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision, RevisionFile
 from scoring.engine.static_checks import PORTAL_CHECK
 from scoring.generation import RECOMMENDED, REQUIRED_FILES
 
@@ -65,6 +65,17 @@ def proposal_get_for_review(*, user: User, proposal_id: object) -> Proposal:
     if proposal is None or not user_is_maintainer(user):
         raise _not_found(proposal_id)
     return proposal
+
+
+def revision_file_get(*, user: User, proposal_id: object, number: int, path: str) -> RevisionFile:
+    """A file of a frozen revision, for its proposal's owner and for maintainers; the same 404 otherwise."""
+    proposal = Proposal.objects.filter(id=_parse_id(proposal_id)).first()
+    if proposal is None or (proposal.owner_id != user.pk and not user_is_maintainer(user)):
+        raise _not_found(proposal_id)
+    row = RevisionFile.objects.filter(revision__proposal=proposal, revision__number=number, path=path).first()
+    if row is None:
+        raise NotFound(f"Revision {number} of this proposal has no file {path[:200]!r}.")
+    return row
 
 
 def proposal_list_for_owner(user: User) -> QuerySet[Proposal]:

@@ -39,13 +39,14 @@ from proposals.files import (
     blob_store,
     blobs_delete,
     imported_fields,
-    yaml_refusal,
+    yaml_refused,
 )
 from proposals.models import Proposal, ProposalFile, ProposalJob, ReviewEvent, Revision, RevisionFile
 from proposals.notify import author_notify
 from proposals.publishing import PUBLISHABLE_STATUSES
 from proposals.revisions import FIELD_NAMES, content_hash, freeze_problems, frozen_fields
 from proposals.tasks import proposal_publish_run_task, proposal_validation_run_task
+from scoring.engine.safe_yaml import YAMLTooDeep, YAMLTooLarge
 from scoring.engine.static_checks import PORTAL_CHECK
 
 logger = logging.getLogger(__name__)
@@ -220,10 +221,14 @@ def _checked_incoming(files: Iterable[IncomingFile]) -> list[IncomingFile]:
         raise _file_error(exc) from None
     for item in out.values():
         item.handle.seek(0)
-        problem = yaml_refusal(item.name, item.handle.read())
+        refused = yaml_refused(item.name, item.handle.read())
         item.handle.seek(0)
-        if problem:
-            raise ValidationFailed(problem, code="yaml_alias")
+        if isinstance(refused, YAMLTooDeep):
+            raise ValidationFailed(f"{item.name}: {refused}", code="yaml_too_deep")
+        if isinstance(refused, YAMLTooLarge):
+            raise ValidationFailed(f"{item.name}: {refused}", code="yaml_too_large")
+        if refused is not None:
+            raise ValidationFailed(f"{item.name}: {refused}", code="yaml_alias")
     return list(out.values())
 
 

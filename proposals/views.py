@@ -7,7 +7,9 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.core.files.storage import default_storage
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -20,7 +22,7 @@ from portal.guides.faq import message_tag
 from portal.guides.figures import count, size
 from portal.pages import AuthedRequest, act_and_redirect, form_refusal, maintainer_only, not_found_page
 from portal.uploads import upload_limit
-from proposals import forms, rendering, revisions, selectors, services
+from proposals import diffs, forms, rendering, revisions, selectors, services
 from proposals.files import FILE_FIELDS, IncomingFile, blob_read
 from proposals.models import Proposal, ProposalJob
 
@@ -315,7 +317,7 @@ def proposal_review_page(request: AuthedRequest, proposal_id: str) -> HttpRespon
         "revisions": revisions,
         "previous": previous,
         "shown": rendering.shown_files(current_files),
-        "diff": rendering.revision_diff(list(previous.files.all()), current_files) if previous else None,
+        "diff": diffs.revision_diff_for_review(previous, revision) if previous and revision else None,
         "history": selectors.history(proposal),
         "is_latest": bool(revision and revision.number == revisions[-1].number),
         "revision_version": selectors.revision_version(revision) if revision else None,
@@ -364,3 +366,16 @@ def proposal_review_publish(request: AuthedRequest, proposal_id: str) -> HttpRes
         messages.success(request, "Publishing started: instances are generated in the sandbox, then the catalog "
                                   "switches to the new version at once. This page shows the result.")
     return redirect("proposal-review", proposal_id=proposal_id)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD"])
+def proposal_revision_file(request: AuthedRequest, proposal_id: str, number: int, path: str) -> HttpResponseBase:
+    """One file of a frozen revision as a download (never rendered: the author wrote it), for the files the
+    review page does not show or diff."""
+    try:
+        row = selectors.revision_file_get(user=request.user, proposal_id=proposal_id, number=number, path=path)
+    except NotFound as exc:
+        return not_found_page(request, exc)
+    return FileResponse(default_storage.open(row.blob, "rb"), as_attachment=True,
+                        filename=f"r{number}-{row.path.replace('/', '__')}", content_type="application/octet-stream")

@@ -45,6 +45,55 @@ class Persona:
     user: object
     email: str
     password: str = PASSWORD
+    # Maintainers sign in with a second factor: the base32 TOTP secret they enrolled (tests/conftest.py).
+    totp_secret: str | None = None
+
+
+def totp_code(secret: str, at: float | None = None, period: int = 30, digits: int = 6) -> str:
+    """RFC 6238 TOTP (HMAC-SHA1), written out here rather than borrowed from the server under test."""
+    import base64
+    import hashlib
+    import hmac
+    import struct
+
+    counter = int((time.time() if at is None else at) // period)
+    mac = hmac.new(base64.b32decode(secret, casefold=True), struct.pack(">Q", counter), hashlib.sha1).digest()
+    offset = mac[-1] & 0x0F
+    value = struct.unpack(">I", mac[offset:offset + 4])[0] & 0x7FFFFFFF
+    return f"{value % 10 ** digits:0{digits}d}"
+
+
+def enrol_totp(user: object) -> str:
+    """Give `user` an authenticator app (a TOTP secret, with recovery codes) through allauth's own
+    activation, as the enrolment page does; returns the base32 secret to compute codes from."""
+    import base64
+    import secrets
+
+    from allauth.mfa.recovery_codes.internal.auth import RecoveryCodes
+    from allauth.mfa.totp.internal.auth import TOTP
+
+    secret = base64.b32encode(secrets.token_bytes(20)).decode()
+    TOTP.activate(user, secret)  # type: ignore[arg-type]
+    RecoveryCodes.activate(user)  # type: ignore[arg-type]
+    return secret
+
+
+_USED_TOTP_STEPS: set[tuple[str, int]] = set()
+
+
+def fresh_totp_code(secret: str, period: int = 30) -> str:
+    """A code the server has not seen yet: each code is accepted once, so a second sign-in within the
+    same 30 s step waits for the next step."""
+    step = int(time.time() // period)
+    if (secret, step) in _USED_TOTP_STEPS:
+        time.sleep((step + 1) * period - time.time() + 0.2)
+        step = int(time.time() // period)
+    # Not too close to the end of a step: the code must still be current when the server checks it.
+    if (step + 1) * period - time.time() < 2:
+        time.sleep((step + 1) * period - time.time() + 0.2)
+        step = int(time.time() // period)
+    _USED_TOTP_STEPS.add((secret, step))
+    return totp_code(secret, at=step * period + 1, period=period)
 
 
 @dataclass
@@ -194,27 +243,21 @@ def host_pids_with(marker: str) -> list[int]:
 
 
 def browser_login(page: object, server: LiveServer, persona: Persona) -> None:
+    """Sign in through the login form, and the second-factor form when the account has one."""
     page.goto(f"{server.url}/accounts/login/")  # type: ignore[attr-defined]
     page.fill("input[name=login]", persona.email)  # type: ignore[attr-defined]
     page.fill("input[name=password]", persona.password)  # type: ignore[attr-defined]
     page.click("button[type=submit]")  # type: ignore[attr-defined]
+    if persona.totp_secret:
+        page.wait_for_url("**/accounts/2fa/authenticate/")  # type: ignore[attr-defined]
+        page.fill("input[name=code]", fresh_totp_code(persona.totp_secret))  # type: ignore[attr-defined]
+        page.click("form[action$='/2fa/authenticate/'] button[type=submit]")  # type: ignore[attr-defined]
     page.wait_for_selector("[data-testid=signed-in-as]")  # type: ignore[attr-defined]
 
 
 def http_session() -> requests.Session:
     session = requests.Session()
     session.trust_env = False  # straight to the live server, never through a proxy of the environment
-    return session
-
-
-def http_login(server: LiveServer, persona: Persona) -> requests.Session:
-    """A session signed in through the sign-in form, as a browser without JavaScript does."""
-    session = http_session()
-    session.get(f"{server.url}/accounts/login/", timeout=30).raise_for_status()
-    answer = session.post(f"{server.url}/accounts/login/", timeout=60, headers={"Referer": f"{server.url}/"},
-                          data={"login": persona.email, "password": persona.password,
-                                "csrfmiddlewaretoken": session.cookies["csrftoken"]})
-    assert answer.status_code == 200 and 'data-testid="signed-in-as"' in answer.text, answer.text[-2000:]
     return session
 
 
@@ -255,6 +298,25 @@ def http_wait_status(server: LiveServer, persona: Persona, submission_id: str, s
         return body if body.get("status") in statuses and (predicate is None or predicate(body)) else None
 
     return wait_for(progress, timeout, f"run {submission_id} to be {' or '.join(statuses)}", interval=1)
+
+
+def http_login(server: LiveServer, persona: Persona) -> requests.Session:
+    """A requests session signed in as `persona` through the same forms a browser posts (password, then
+    the TOTP code for an account with a second factor); post with `csrf_of(session)`."""
+    session = http_session()
+    session.get(f"{server.url}/accounts/login/", timeout=30).raise_for_status()
+    answer = session.post(f"{server.url}/accounts/login/", timeout=30, data={
+        "login": persona.email, "password": persona.password, "csrfmiddlewaretoken": session.cookies["csrftoken"]})
+    if "/accounts/2fa/authenticate/" in answer.url:
+        assert persona.totp_secret, f"{persona.email} has a second factor but the test gave no TOTP secret"
+        answer = session.post(answer.url, timeout=30, data={
+            "code": fresh_totp_code(persona.totp_secret), "csrfmiddlewaretoken": session.cookies["csrftoken"]})
+    assert answer.ok and 'data-testid="signed-in-as"' in answer.text, (answer.status_code, answer.url)
+    return session
+
+
+def csrf_of(session: requests.Session) -> str:
+    return session.cookies["csrftoken"]
 
 
 def mailed_link(to: str, path_prefix: str, since: float, timeout: float = 20) -> str:

@@ -120,7 +120,9 @@ def test_the_public_url_must_be_an_absolute_http_url(tmp_path):
         result = load_settings(tmp_path, ASIBENCH_PUBLIC_URL=bad)
         assert result.returncode != 0
         assert "ASIBENCH_PUBLIC_URL must be an absolute http(s) URL" in result.stderr and repr(bad) in result.stderr
-    assert load_settings(tmp_path, ASIBENCH_PUBLIC_URL="https://asibench.example/").returncode == 0
+    # A public address is for a deployment (DEBUG on refuses a non-loopback one: test_debug_loopback_only).
+    assert load_settings(tmp_path, ASIBENCH_PUBLIC_URL="https://asibench.example/", DEBUG="0",
+                         SECRET_KEY="k" * 50, ALLOWED_HOSTS="asibench.example").returncode == 0
 
 
 def test_docker_compose_defaults_are_production_safe():
