@@ -444,6 +444,12 @@ DATASET_RUN_POLICY = {
     "seed31415": {"sandbox_modes": list(default_modes("official", "seed31415")),
                   "client_versions": env_list("ASIBENCH_SEED31415_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
 }
+# Misconduct scanners (portal.submissions.scanning): queued for every new draft; each result's whole
+# result.json and the start and end of its outputs are read, within these budgets (past them a result is
+# scanned up to the limit and its record says where it was cut).
+SCANNER_ENABLED = env_bool("ASIBENCH_SCANNER_ENABLED", True)
+SCANNER_MAX_BYTES_PER_RESULT = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RESULT", 8 * 1024 * 1024, minimum=1024)
+SCANNER_MAX_BYTES_PER_RUN = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RUN", 64 * 1024 * 1024, minimum=1024)
 PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
 PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)
 # The per-day quotas below (confirms per user and site-wide, proposal validations) count over any

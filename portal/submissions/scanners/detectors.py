@@ -41,6 +41,17 @@ class FindingSink:
         self.per_detector: dict[str, int] = {}
         self.suppressed = 0
 
+    def wants(self, detector: str, key: str, severity: str) -> bool:
+        """Would a finding of `detector` under `key` at `severity` be kept? (Asked before building it.)"""
+        earlier = self.kept.get((detector, key))
+        if earlier is not None:
+            return _RANK[severity] < _RANK[earlier.severity]
+        if self.per_detector.get(detector, 0) >= self.limits.findings_per_detector or \
+                len(self.kept) >= self.limits.findings_total:
+            self.suppressed += 1
+            return False
+        return True
+
     def add(self, finding: Finding, key: str) -> None:
         assert finding.detector in DETECTORS and finding.severity in _RANK
         slot = (finding.detector, key)
@@ -80,6 +91,7 @@ class _Printed:
         self.values: list[float] = []
         self.cap = cap
         self.full = False
+        self.ordered = True
 
     def add_text(self, text: str) -> None:
         if self.full:
@@ -89,9 +101,12 @@ class _Printed:
             self.full = True
             found = found[: self.cap - len(self.values)]
         self.values.extend(found)
-        self.values.sort()
+        self.ordered = not found and self.ordered
 
     def has(self, text: str, value: float) -> bool:
+        if not self.ordered:
+            self.values.sort()
+            self.ordered = True
         tolerance = _tolerance(text, value)
         i = bisect.bisect_left(self.values, value - tolerance)
         return i < len(self.values) and self.values[i] <= value + tolerance
@@ -262,6 +277,8 @@ class Detectors:
 
     def _add(self, detector: str, severity: str, step: Step, text: str, match_start: int, match_end: int,
              detail: str, key: str) -> None:
+        if not self.sink.wants(detector, key, severity):
+            return
         self.sink.add(Finding(
             detector=detector, severity=severity, cites=self.cites, position=self._position(step, text, match_start),
             excerpt=_excerpt(text, match_start, match_end, self.limits.excerpt_chars), detail=detail,
@@ -556,6 +573,8 @@ class Detectors:
 
     def _own_words(self, step: Step) -> None:
         text = step.text
+        if not P.mentions(text, P.OWN_WORDS):
+            return
         for pattern in P.REFUSAL:
             match = pattern.search(text)
             if match:
@@ -571,20 +590,21 @@ class Detectors:
 
     def _environment(self, step: Step, force: str | None = None) -> None:
         text = step.text
-        for label, pattern in P.ENVIRONMENT_ERRORS:
+        lowered = text.lower()
+        for label, words, pattern in P.ENVIRONMENT_ERRORS:
+            if force != label and (label in self.environment_seen or not any(w in lowered for w in words)):
+                continue
             match = pattern.search(text)
             if match is None and force != label:
                 continue
             self.environment_seen[label] = self.environment_seen.get(label, 0) + 1
-            if self.environment_seen[label] > 1:
-                continue
             start, end = (match.start(), match.end()) if match else (0, min(len(text), 80))
             self._add("environment_error", "info", step, text, start, end,
                       f"{label}: the environment, not the agent's method, failed here", key=label)
 
     def extra_text(self, label: str, text: str) -> None:
         """The result's own error message: environment errors only, cited as part of the result."""
-        for name, pattern in P.ENVIRONMENT_ERRORS:
+        for name, _, pattern in P.ENVIRONMENT_ERRORS:
             match = pattern.search(text)
             if match and name not in self.environment_seen:
                 self.environment_seen[name] = 1
@@ -677,7 +697,8 @@ class Detectors:
         inputs = {path: head for path, head in self.ctx.inputs.items()}
         for name, sample in outputs.items():
             for path, head in inputs.items():
-                if sample.size and sample.whole and head == sample.head:
+                size = self.ctx.input_sizes.get(path, len(head))
+                if sample.size and sample.size == size and head[:len(sample.head)] == sample.head:
                     self.sink.add(Finding(detector="copied_values", severity="high", cites="output", position=None,
                                           location=name, excerpt=_output_excerpt(texts.get(name)),
                                           detail=f"{name} is byte for byte the input {path}"), key=f"{name}:copy")
@@ -713,6 +734,8 @@ class Detectors:
     def _grader_text(self, texts: dict[str, str | None]) -> None:
         for name, text in texts.items():
             if not text:
+                continue
+            if not P.GRADER_ANY.search(text):
                 continue
             for label, pattern in P.GRADER_TEXT:
                 match = pattern.search(text)

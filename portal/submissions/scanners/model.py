@@ -86,6 +86,7 @@ class ScanContext:
     prompt: str = ""
     inputs: Mapping[str, bytes] = field(default_factory=dict)  # workspace-relative path -> head of the file
     input_names: tuple[str, ...] = ()  # every input path, sampled or not
+    input_sizes: Mapping[str, int] = field(default_factory=dict)  # bytes of each sampled input
     notes: tuple[str, ...] = ()  # what the context lacks (e.g. the inputs could not be read)
 
 
@@ -101,7 +102,7 @@ class ScanLimits:
     findings_total: int = 60
     excerpt_chars: int = 300
     context_chars: int = 2_000
-    printed_numbers: int = 200_000  # numbers remembered from code output, for typed_output
+    printed_numbers: int = 50_000  # numbers remembered from code output, for typed_output
 
 
 @dataclass(frozen=True)

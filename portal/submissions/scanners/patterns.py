@@ -196,25 +196,62 @@ REFUSAL = [
 # --- the environment ------------------------------------------------------------------------------
 
 ENVIRONMENT_ERRORS = [
-    ("missing module", re.compile(r"ModuleNotFoundError: No module named|\bNo module named ['\"]?[\w.]+")),
-    ("missing command", re.compile(r"\b[\w.+-]+: command not found\b|\bcommand not found: [\w.+-]+|"
-                                   r"\bnot found in PATH\b")),
-    ("disk full", re.compile(r"No space left on device|Disk quota exceeded", re.IGNORECASE)),
-    ("out of memory", re.compile(r"\bMemoryError\b|Cannot allocate memory|\bOut of memory\b|\bOOM[- ]?kill|"
-                                 r"CUDA out of memory|std::bad_alloc|^\s*Killed\s*$", re.MULTILINE)),
-    ("no network", re.compile(r"Could not resolve host|Temporary failure in name resolution|Name or service not known|"
-                              r"Network is unreachable|Connection (?:refused|timed out|reset by peer)|"
-                              r"Failed to establish a new connection|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|"
-                              r"ProxyError|No route to host", re.IGNORECASE)),
-    ("permission denied", re.compile(r"Permission denied|Read-only file system|Operation not permitted")),
-    ("model API limit", re.compile(r"\brate[_ ]?limit(?:ed|_error| exceeded| reached)\b|429 Too Many Requests|"
-                                   r"overloaded_error|\bAPI Error: (?:429|5\d\d)\b|credit balance is too low|"
-                                   r"insufficient_quota|quota exceeded", re.IGNORECASE)),
-    ("model API refused the key", re.compile(r"authentication_error|invalid x-api-key|Invalid API key|"
-                                             r"401 Unauthorized|\bAPI Error: 401\b", re.IGNORECASE)),
-    ("context too long", re.compile(r"prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|"
-                                    r"context window (?:is )?(?:full|exceeded)", re.IGNORECASE)),
-    ("crash", re.compile(r"Segmentation fault|core dumped|Illegal instruction|\bBus error\b")),
+    # (label, words one of which every match contains (lowercased), pattern)
+    ("missing module", ("no module named",), re.compile(r"ModuleNotFoundError: No module named|\bNo module named "
+                                                        r"['\"]?[\w.]+")),
+    ("missing command", ("command not found", "not found in path"),
+     re.compile(r"\b[\w.+-]+: command not found\b|\bcommand not found: [\w.+-]+|\bnot found in PATH\b")),
+    ("disk full", ("no space left", "quota"),
+     re.compile(r"No space left on device|Disk quota exceeded", re.IGNORECASE)),
+    ("out of memory", ("memoryerror", "cannot allocate", "out of memory", "oom", "bad_alloc", "killed"),
+     re.compile(r"\bMemoryError\b|Cannot allocate memory|\bOut of memory\b|\bOOM[- ]?kill|CUDA out of memory|"
+                r"std::bad_alloc|^\s*Killed\s*$", re.MULTILINE)),
+    ("no network", ("resolve host", "name resolution", "name or service", "unreachable", "connection refused",
+                    "connection timed", "connection reset", "failed to establish", "getaddrinfo",
+                    "certificate_verify", "proxyerror", "no route to host"),
+     re.compile(r"Could not resolve host|Temporary failure in name resolution|Name or service not known|"
+                r"Network is unreachable|Connection (?:refused|timed out|reset by peer)|"
+                r"Failed to establish a new connection|getaddrinfo failed|CERTIFICATE_VERIFY_FAILED|ProxyError|"
+                r"No route to host", re.IGNORECASE)),
+    ("permission denied", ("permission denied", "read-only file", "operation not permitted"),
+     re.compile(r"Permission denied|Read-only file system|Operation not permitted")),
+    ("model API limit", ("rate", "429", "overloaded", "api error", "credit balance", "quota"),
+     re.compile(r"\brate[_ ]?limit(?:ed|_error| exceeded| reached)\b|429 Too Many Requests|overloaded_error|"
+                r"\bAPI Error: (?:429|5\d\d)\b|credit balance is too low|insufficient_quota|quota exceeded",
+                re.IGNORECASE)),
+    ("model API refused the key", ("authentication_error", "api key", "api-key", "401"),
+     re.compile(r"authentication_error|invalid x-api-key|Invalid API key|401 Unauthorized|\bAPI Error: 401\b",
+                re.IGNORECASE)),
+    ("context too long", ("prompt is too long", "context"),
+     re.compile(r"prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|"
+                r"context window (?:is )?(?:full|exceeded)", re.IGNORECASE)),
+    ("crash", ("segmentation fault", "core dumped", "illegal instruction", "bus error"),
+     re.compile(r"Segmentation fault|core dumped|Illegal instruction|\bBus error\b")),
 ]
+
+
+
+def any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str]:
+    """One pattern matching where any of `patterns` does (each keeps its flags): one pass over a text
+    tells whether the slower, one-by-one search is needed at all."""
+    parts = []
+    for pattern in patterns:
+        flags = ("i" if pattern.flags & re.IGNORECASE else "") + ("m" if pattern.flags & re.MULTILINE else "")
+        parts.append(f"(?{flags}:{pattern.pattern})" if flags else f"(?:{pattern.pattern})")
+    return re.compile("|".join(parts))
+
+
+GRADER_ANY = any_of([pattern for _, pattern in GRADER_TEXT])
+# Words every match of a family contains (lowercased): `in` over a text is far cheaper than any regex, so a
+# text without one of them is passed over at once.
+OWN_WORDS = ("can't", "can’t", "cannot", "won't", "won’t", "will not", "unable", "not able", "decline", "refuse",
+             "sorry", "against", "violat", "conflict", "as an ai", "test", "benchmark", "eval", "assess", "exam",
+             "honeypot", "grader", "scorer", "judge", "harness", "reward", "game the", "hard-code", "hardcode",
+             "hard code", "fool the", "pass the", "monitored", "watched", "graded", "scored")
+
+
+def mentions(text: str, words: tuple[str, ...]) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in words)
 
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")

@@ -91,11 +91,10 @@ def scan_result(result: Mapping[str, Any], *, ctx: ScanContext, outputs: Mapping
 
 
 def _peek(stream: Any) -> tuple[str, Any]:
-    """The first non-blank character of a text stream, and a stream that still starts at the beginning."""
+    """How a text stream starts (its first two non-blank characters), and a stream that still starts at the
+    beginning."""
     buffered = stream.read(1 << 16)
-    first = buffered.lstrip()[:1]
-    rest = _Chained(buffered, stream)
-    return first, rest
+    return buffered.lstrip()[:2], _Chained(buffered, stream)
 
 
 class _Chained:
@@ -132,10 +131,10 @@ class _Chained:
 def trajectory_steps(stream: Any, meter: Meter) -> tuple[str, Iterator[Step]]:
     """(source, steps) of a trajectory file read as a text stream: the official step list (a JSON array),
     a JSONL trajectory, or else an agent log."""
-    first, rest = _peek(stream)
-    if first == "[":
+    start, rest = _peek(stream)
+    if start[:1] == "[" and (start[1:] in ("", "{", "]") or start[1:].isspace()):  # not a log's "[Tool] …"
         return "trajectory", official_steps(json_array_items(rest, meter), meter)
-    if first == "{":
+    if start[:1] == "{":
         return "jsonl", jsonl_steps(stream_lines(rest, meter), meter)
     return "log", log_steps(stream_lines(rest, meter), meter)
 
