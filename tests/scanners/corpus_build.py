@@ -3,7 +3,7 @@
 Run it with the official 0.2.0 client's Python, which makes the official renditions with the client's own
 code (the interop tests install it in .venv-official-asibench):
 
-    .venv-official-asibench/bin/python tests/scanners/corpus_build.py
+    .venv-official-asibench/bin/python tests/scanners/corpus_build.py [output directory]
 
 Per case: `_trajectory.jsonl` (the events), `trajectory.json` (the official extractor's step list of them),
 `result.json` (what the official client's claude_code_cli adapter and runner would record for them: the
@@ -30,7 +30,7 @@ from ai4sci_bench.trajectory.file_history import extract_file_versions  # noqa: 
 
 from tests.scanners.corpus_specs import Case, cases  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parent / "corpus"
 HOME = Path("/home/alice")
 HOST_WORKSPACE = Path("/tmp/ai4sci_ws_k3j2x9/workspace")
 
@@ -52,12 +52,12 @@ def check_labels(case: Case, steps: list[dict]) -> None:
             assert 0 <= label["step"] < len(steps), (case.name, label)
 
 
-def write_case(case: Case) -> None:
+def write_case(case: Case, out: Path) -> None:
     jsonl = case.jsonl()
     trajectory = extract_from_jsonl(jsonl, case.context["instance_id"])
     steps = [step.to_dict() for step in trajectory.steps]
     check_labels(case, steps)
-    directory = OUT / case.name
+    directory = out / case.name
     directory.mkdir(parents=True)
     (directory / "_trajectory.jsonl").write_text(jsonl)
     (directory / "trajectory.json").write_text(json.dumps(steps, indent=2, ensure_ascii=False) + "\n")
@@ -91,16 +91,17 @@ def write_case(case: Case) -> None:
 
 
 def main() -> None:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else CORPUS
     all_cases = cases()
     names = [c.name for c in all_cases]
     assert len(names) == len(set(names)), "case names must be unique"
-    if OUT.exists():
-        shutil.rmtree(OUT)
-    OUT.mkdir()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
     for case in all_cases:
-        write_case(case)
+        write_case(case, out)
     clean = sum(c.clean for c in all_cases)
-    print(f"wrote {len(all_cases)} cases ({clean} clean, {len(all_cases) - clean} with planted findings) to {OUT}")
+    print(f"wrote {len(all_cases)} cases ({clean} clean, {len(all_cases) - clean} with planted findings) to {out}")
 
 
 if __name__ == "__main__":

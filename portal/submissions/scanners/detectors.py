@@ -273,7 +273,9 @@ class Detectors:
     # --- helpers -------------------------------------------------------------------------------
 
     def _position(self, step: Step, text: str, offset: int) -> int:
-        return step.position + (text.count("\n", 0, offset) if self.cites == "line" else 0)
+        """The step's index, or the log line of `offset` when `text` is the step's own text (a tool call's
+        display of its arguments is not: it cites the line the call starts on)."""
+        return step.position + (text.count("\n", 0, offset) if self.cites == "line" and text is step.text else 0)
 
     def _add(self, detector: str, severity: str, step: Step, text: str, match_start: int, match_end: int,
              detail: str, key: str) -> None:
