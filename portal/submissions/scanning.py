@@ -27,6 +27,7 @@ from django.utils import timezone
 from portal.submissions.bundle_verify import BundleRejected, ResultMaterial, verify_bundle_stream
 from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
 from portal.submissions.scanners import SCANNER_VERSION, ScanContext, ScanLimits, ScanReport, scan_result
+from portal.submissions.scanners.readers import size_text
 from portal.submissions.selectors import bundle_limits, expected_outputs_lookup
 from scoring.instance_files import archive_file_path, archive_files
 from scoring.models import Instance
@@ -98,11 +99,15 @@ class RunScanner:
         room = settings.SCANNER_MAX_BYTES_PER_RUN - self.spent
         if room <= 0:
             return ScanReport(version=SCANNER_VERSION, source="none", findings=[],
-                              cut=f"not scanned: the run's scanning budget ({settings.SCANNER_MAX_BYTES_PER_RUN >> 20} "
-                                  "MB) was spent on earlier results")
+                              cut=f"not scanned: the run's scanning budget "
+                                  f"({size_text(settings.SCANNER_MAX_BYTES_PER_RUN)}) was spent on earlier results")
+        limit = min(settings.SCANNER_MAX_BYTES_PER_RESULT, room)
         report = scan_result(result, ctx=ctx, outputs=material.outputs, log_cut=material.log_cut,
-                             limits=ScanLimits(max_bytes=min(settings.SCANNER_MAX_BYTES_PER_RESULT, room)))
+                             limits=ScanLimits(max_bytes=limit))
         self.spent += report.bytes
+        if report.cut and limit < settings.SCANNER_MAX_BYTES_PER_RESULT:
+            report.cut = report.cut.replace("(the scanners' limit)", "(the run's scanning budget, "
+                                            f"{size_text(settings.SCANNER_MAX_BYTES_PER_RUN)}, ran out here)")
         if material.outputs_unsampled:
             report.notes.append(f"{material.outputs_unsampled} output file(s) were not sampled: the bundle's output "
                                 "samples were full")

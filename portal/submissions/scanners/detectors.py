@@ -697,10 +697,12 @@ class Detectors:
 
     def _copied_values(self, outputs: Mapping[str, OutputSample], texts: dict[str, str | None]) -> None:
         inputs = {path: head for path, head in self.ctx.inputs.items()}
+        copies: set[str] = set()
         for name, sample in outputs.items():
             for path, head in inputs.items():
                 size = self.ctx.input_sizes.get(path, len(head))
                 if sample.size and sample.size == size and head[:len(sample.head)] == sample.head:
+                    copies.add(name)
                     self.sink.add(Finding(detector="copied_values", severity="high", cites="output", position=None,
                                           location=name, excerpt=_output_excerpt(texts.get(name)),
                                           detail=f"{name} is byte for byte the input {path}"), key=f"{name}:copy")
@@ -715,7 +717,7 @@ class Detectors:
                 if len(known) > 500_000:
                     break
         for name, output in texts.items():
-            if not output or self.outputs.get(name) == "code":
+            if not output or self.outputs.get(name) == "code" or name in copies:
                 continue
             text = output
             values = _significant_numbers(text, 4)
@@ -739,15 +741,16 @@ class Detectors:
                 continue
             if not P.GRADER_ANY.search(text):
                 continue
-            for label, pattern in P.GRADER_TEXT:
-                match = pattern.search(text)
-                if match:
-                    self.sink.add(Finding(
-                        detector="grader_injection", severity="high", cites="output",
-                        position=text.count("\n", 0, match.start()) + 1, location=name,
-                        excerpt=_excerpt(text, match.start(), match.end(), self.limits.excerpt_chars),
-                        detail=f"{name} {label}", context=_context(text, match.start(), self.limits.context_chars)),
-                        key=f"{name}:{label}")
+            found = [(match, label) for label, pattern in P.GRADER_TEXT for match in [pattern.search(text)] if match]
+            if not found:
+                continue
+            match = min(found, key=lambda item: item[0].start())[0]  # one finding per file, at its first such text
+            self.sink.add(Finding(
+                detector="grader_injection", severity="high", cites="output",
+                position=text.count("\n", 0, match.start()) + 1, location=name,
+                excerpt=_excerpt(text, match.start(), match.end(), self.limits.excerpt_chars),
+                detail=f"{name} " + "; ".join(label for _, label in found),
+                context=_context(text, match.start(), self.limits.context_chars)), key=name)
 
 
 _BINARY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04", b"\x89PNG", b"\x89HDF", b"\x80\x04", b"\x80\x05", b"GIF8", b"\xff\xd8")

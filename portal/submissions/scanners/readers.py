@@ -44,8 +44,8 @@ class Meter:
             return False
         self.bytes += size
         if self.bytes > self.limits.max_bytes:
-            self.cut = (f"scanned the first {self.limits.max_bytes >> 20} MB; the rest of the record was not read "
-                        "(the scanners' per-result limit)")
+            self.cut = (f"scanned the first {size_text(self.limits.max_bytes)}; the rest of the record was not read "
+                        "(the scanners' limit)")
             return False
         return True
 
@@ -62,6 +62,10 @@ class Meter:
     def note(self, text: str) -> None:
         if len(self.notes) < 20:
             self.notes.append(text)
+
+
+def size_text(size: int) -> str:
+    return f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB" if size >= 1 << 10 else f"{size} bytes"
 
 
 def window(text: str, limit: int) -> str:
