@@ -37,3 +37,17 @@ def test_judge_throughput_prints_serial_and_capped_figures():
     assert re.search(r"serial \(cap 1\): +\d+\.\d\d s +\d+\.\d\d calls/s +\(12 answered", run.stdout), run.stdout
     assert re.search(r"cap 4 +\d+\.\d\d s +\d+\.\d\d calls/s +\(12 answered; at most [1-4] in flight; "
                      r"\d+\.\dx serial\)", run.stdout), run.stdout
+
+
+@pytest.mark.slow
+def test_scanner_quality_prints_precision_and_recall_per_detector_and_the_hostile_figures():
+    run = subprocess.run([sys.executable, "bench/scanner_quality.py", "--hostile-mb", "2"], cwd=REPO,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = run.stdout
+    for rendition in ("trajectory (trajectory.json)", "jsonl (_trajectory.jsonl)", "intake (result.json)"):
+        assert f"== {rendition}: " in out, out
+    assert out.count("   overall ") == 3 and out.count("   outside_read ") == 3
+    assert re.search(r"citations: \d+ of \d+ labelled steps or files cited exactly", out), out
+    assert out.count("clean cases flagged high: 0") == 3
+    assert "== hostile trajectories of 2 MB" in out and out.count("(read to the end)") >= 4

@@ -94,7 +94,7 @@ class ScanContext:
 class ScanLimits:
     """Bounds per scanned result: bytes and steps read, the part of one step the patterns see, findings kept."""
 
-    max_bytes: int = 16 << 20
+    max_bytes: int = 8 << 20  # as the Portal's ASIBENCH_SCANNER_MAX_BYTES_PER_RESULT
     max_steps: int = 200_000
     max_line_bytes: int = 4 << 20  # one JSONL line or one step of a step list
     step_chars: int = 64_000  # of a step's text: the start and the end are scanned, the middle is not

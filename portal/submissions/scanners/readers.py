@@ -276,7 +276,7 @@ class JsonlSteps:
                     call_id = block.get("id", "")
                     if call_id:
                         self.tools[_text(call_id)[:200]] = name
-                        if len(self.tools) > 100_000:
+                        if len(self.tools) > 20_000:  # ids only matter for the results that follow
                             self.tools.clear()
                     yield self._step("tool_call", name, position, tool=name,
                                      args=_args(block.get("input") or {}, self.limit))
