@@ -23,7 +23,7 @@ from scoring.models import Dataset, Instance, Task
 from tests.results_tree import write_result
 from tests.scanners.corpus_eval import CORPUS
 from tests.scanners.corpus_specs import TASKS
-from tests.support import issue_token
+from tests.support import issue_token, wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -226,3 +226,14 @@ def test_the_owner_answers_a_finding_once_the_run_is_confirmed(scanned, submitte
     ScanFinding.objects.filter(id=finding.id).update(decision="upheld", decision_reason="Typed by hand.")
     client.force_login(submitter.user)
     assert "can no longer be answered" in client.post(url, {"answer": "again"}, follow=True).content.decode()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_scans_each_new_draft_through_the_queue(celery_worker_process, corpus_catalog, submitter, tmp_path):
+    run = upload(Client(), submitter.user, results_tree(tmp_path / "results"), tmp_path)
+    record = wait_for(lambda: (Submission.objects.get(id=run.id).scan or {}).get("state") == "done"
+                      and Submission.objects.get(id=run.id).scan, 120, "the draft's scan")
+    assert record["results"] == len(RESULTS) and record["version"] == SCANNER_VERSION
+    assert sorted(ScanFinding.objects.filter(submission=run).values_list("detector", flat=True)) == [
+        "answer_search", "copied_values", "grader_injection", "typed_output"]
