@@ -513,6 +513,8 @@ SCORING_RUN_COMPLETION_HOOKS = [
     "leaderboard.services.integrity_flags_compute_for_run",
     "leaderboard.services.owner_notify_scored",
 ]
+# What runs once a run's misconduct scan is stored (portal.submissions.scanning), each taking the run's id.
+SCAN_COMPLETION_HOOKS = ["leaderboard.services.scan_published_refresh"]
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
 SCORING_MEMORY_BYTES = env_int("ASIBENCH_SCORING_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
 # Disk a scorer may write beside the staged outputs it is given (its sandbox's scratch dir).

@@ -365,6 +365,15 @@ def finding_decide(*, submission_id: Any, finding_id: Any, actor: User, decision
     return finding
 
 
+def scan_published_refresh(submission_id: Any) -> None:
+    """Scan completion hook: a published run's public counts follow a new scan of it."""
+    entry = LeaderboardEntry.objects.filter(submission_id=submission_id).select_related("submission").first()
+    if entry is not None:
+        entry.provenance = {**(entry.provenance or {}), "scan": scan_summary_public(entry.submission)}
+        entry.save(update_fields=["provenance"])
+        transaction.on_commit(board_cache_invalidate)
+
+
 def run_review_rescan(*, submission_id: Any, actor: User) -> Submission:
     """Scan the run again (after the scanners changed); findings answered or decided stay."""
     _require_maintainer(actor)

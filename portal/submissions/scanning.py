@@ -23,8 +23,10 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from portal.submissions.bundle_verify import BundleRejected, ResultMaterial, verify_bundle_stream
+from portal.submissions.evidence import clean_text
 from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
 from portal.submissions.scanners import SCANNER_VERSION, ScanContext, ScanLimits, ScanReport, scan_result
 from portal.submissions.scanners.readers import size_text
@@ -161,11 +163,12 @@ def _findings_store(submission: Submission, reports: dict[str, ScanReport]) -> d
             for f in report.findings:
                 if (entry.id, f.detector, f.cites, f.position, f.location) in kept_keys:
                     continue
+                # A detail quotes paths and queries as the record spelled them: cleaned like the excerpts.
                 rows.append(ScanFinding(
                     submission=submission, entry=entry, scanner_version=report.version, detector=f.detector,
                     category=f.category, severity=f.severity, cites=f.cites, position=f.position,
-                    location=f.location[:300], turn=f.turn, excerpt=f.excerpt, detail=f.detail[:2000],
-                    context=f.context))
+                    location=clean_text(f.location, 300), turn=f.turn, excerpt=clean_text(f.excerpt, 400),
+                    detail=clean_text(f.detail, 2000), context=clean_text(f.context, 4000)))
         ScanFinding.objects.bulk_create(rows, batch_size=500)
         SubmissionEntry.objects.bulk_update(list(entries.values()), ["scan"], batch_size=500)
         sources = Counter(report.source for report in reports.values())
@@ -173,7 +176,18 @@ def _findings_store(submission: Submission, reports: dict[str, ScanReport]) -> d
                   "results": len(reports), "sources": dict(sorted(sources.items())),
                   "cut": sum(1 for report in reports.values() if report.cut)}
         Submission.objects.filter(id=submission.id).update(scan=record)
+        transaction.on_commit(lambda: _completed_hooks(submission.id))
     return record
+
+
+def _completed_hooks(submission_id: Any) -> None:
+    """`settings.SCAN_COMPLETION_HOOKS` (a published run's public counts), named in settings so that submissions
+    need not import the leaderboard; a failing hook is logged and never undoes the scan."""
+    for path in settings.SCAN_COMPLETION_HOOKS:
+        try:
+            import_string(path)(submission_id)
+        except Exception:
+            logger.exception("scan completion hook %s failed for run %s", path, submission_id)
 
 
 def scan_failed(submission_id: Any, error: BaseException) -> None:

@@ -172,3 +172,17 @@ def test_the_cited_step_opens_in_place_and_a_decision_reaches_the_public_log(por
     assert page.locator(f"#finding-{finding.id} [data-testid=finding-decision]").inner_text().startswith("upheld")
     page.goto(f"{portal_server.url}/leaderboard/moderation")
     assert "was upheld: Reading the reference directory" in page.locator("[data-testid=moderation-log]").inner_text()
+
+
+def test_a_new_scan_of_a_published_run_updates_its_public_counts(runs, maintainer,
+                                                                  django_capture_on_commit_callbacks):
+    from portal.submissions.scanning import _findings_store
+
+    entry = run_review_publish(submission_id=runs[2].id, actor=maintainer.user, display_name="Old run")
+    assert entry.provenance["scan"] == {"state": "not_scanned", "version": ""}
+    with django_capture_on_commit_callbacks(execute=True):
+        _findings_store(runs[2], {})
+    entry.refresh_from_db()
+    assert entry.provenance["scan"]["state"] == "done" and entry.provenance["scan"]["total"] == 0
+    page = Client().get(f"/leaderboard/entries/{entry.id}/").content.decode()
+    assert 'data-testid="entry-scan-none"' in page

@@ -153,6 +153,17 @@ def test_the_scan_reads_the_whole_log_not_only_the_tail_kept_for_reviewers(corpu
     assert (probe.severity, probe.cites, probe.position) == ("high", "line", 1)
 
 
+def test_text_the_database_cannot_store_is_cleaned_from_a_finding(corpus_catalog, submitter, tmp_path):
+    log = "[Tool] Bash(command=cat /srv/eval/\x00ref\ud800/answers.json)\n[ToolResult] {}\n"
+    tree = results_tree(tmp_path / "results", [("clean_script_then_run", "pendulum", "b1")],
+                        log_of={"clean_script_then_run": log})
+    run = upload(Client(), submitter.user, tree, tmp_path)
+    submission_scan(submission_id=run.id)
+    (finding,) = [f for f in findings_of(run, run.entries.get().base_name) if f.detector == "outside_read"]
+    assert "/srv/eval/ref/answers.json" in finding.detail
+    assert not any(c in text for text in (finding.detail, finding.excerpt, finding.context) for c in "\x00\ud800")
+
+
 def test_the_runs_budget_stops_later_results_and_says_so(corpus_catalog, submitter, tmp_path, settings):
     settings.SCANNER_MAX_BYTES_PER_RUN = 2048
     run = upload(Client(), submitter.user, results_tree(tmp_path / "results"), tmp_path)
