@@ -9,6 +9,7 @@ from portal.errors import NotFound
 from portal.guides.faq import help_path
 from portal.markdown import render_markdown
 from portal.pages import not_found_page
+from scoring.models import Task
 
 
 def task_list(request: HttpRequest) -> HttpResponse:
@@ -17,7 +18,8 @@ def task_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "catalog/task_list.html",
-        {"by_domain": by_domain, "task_count": len(tasks), "datasets": selectors.dataset_public_list()},
+        {"by_domain": by_domain, "task_count": len(tasks), "datasets": selectors.dataset_public_list(),
+         "status_meanings": Task.STATUS_MEANINGS},
     )
 
 
@@ -41,6 +43,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
             "definition_dir": f"{selectors.DEFINITIONS_TOP}/{selectors.task_definition_dir(task.id)}",
             "difficulty": selectors.task_difficulty(task),
             "unscorable_help": help_path("task_unscorable"),
+            "status_meaning": Task.STATUS_MEANINGS.get(task.status, ""),
         },
     )
 

@@ -10,10 +10,16 @@ from typing import Any, TextIO
 import click
 import requests
 
-from cli_client import __version__
+from cli_client import CLIENT_NAME, CLIENT_VERSION
 from cli_client.errors import CliError, PortalHttpError
 from cli_client.remote.credentials import CredentialStore
-from cli_client.remote.endpoints import portal_api_base, submit_endpoint
+from cli_client.remote.endpoints import (
+    DEFAULT_ENDPOINT,
+    DEFAULT_SOURCE,
+    SAVED_LOGIN,
+    given_endpoint,
+    portal_api_base,
+)
 
 
 @dataclass
@@ -25,7 +31,7 @@ class CliContext:
     """`asibench --traceback`: the error boundary prints the Python traceback too."""
 
     def __post_init__(self) -> None:
-        self.session.headers["User-Agent"] = f"asibench-portal-cli/{__version__}"
+        self.session.headers["User-Agent"] = f"{CLIENT_NAME}/{CLIENT_VERSION}"
         self.credentials = CredentialStore.from_env(self.env)  # type: ignore[arg-type]
 
     @property
@@ -40,8 +46,24 @@ class CliContext:
             except Exception:  # a missing browser is not an error for a CLI
                 pass
 
+    def endpoint(self, explicit: str | None) -> tuple[str, str]:
+        """(endpoint, where it came from) for a command that talks to a Portal: --endpoint, then
+        ASIBENCH_SUBMIT_ENDPOINT / AI4SCI_SUBMIT_ENDPOINT, then the Portal of the most recent saved
+        login (so `asibench login --endpoint X` sends every later command to X), then the default."""
+        given = given_endpoint(explicit, self.env)
+        if given is not None:
+            return given
+        saved = self.saved_api_base()
+        if saved is not None:
+            return saved, SAVED_LOGIN
+        return DEFAULT_ENDPOINT, DEFAULT_SOURCE
+
+    def saved_api_base(self) -> str | None:
+        """The API base of the most recent saved Portal login (either client's), or None."""
+        return self.credentials.latest_api_base(lambda key: portal_api_base(key) == key.rstrip("/"))
+
     def api_base(self, endpoint: str | None) -> str:
-        api = portal_api_base(submit_endpoint(endpoint, self.env))
+        api = portal_api_base(self.endpoint(endpoint)[0])
         if api is None:
             raise CliError("The configured endpoint is not a recognized ASI-Bench Portal URL.")
         return api

@@ -5,7 +5,7 @@ import traceback
 
 import click
 
-from cli_client import __version__
+from cli_client import CLIENT_NAME, CLIENT_VERSION, __version__
 from cli_client.commands import auth
 from cli_client.commands.difficulty_check import difficulty_check as difficulty_check_command
 from cli_client.commands.run import run as run_command
@@ -18,7 +18,8 @@ from cli_client.errors import CliError, ExitStatus
 
 
 @click.group()
-@click.version_option(__version__, prog_name="asibench")
+@click.version_option(__version__, prog_name="asibench",
+                      message=f"%(prog)s, version %(version)s ({CLIENT_NAME} {CLIENT_VERSION})")
 @click.option("--traceback", is_flag=True, help="On an error, also print the Python traceback (for bug reports).")
 @click.pass_context
 def cli(ctx: click.Context, traceback: bool) -> None:

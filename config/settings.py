@@ -16,7 +16,9 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from contracts.sandbox_policy import POLICIES, default_modes
+from portal.loopback import is_loopback_host
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
+from scoring.sandbox.limits import AGENT_JUDGE_MAX_TIMEOUT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
@@ -81,6 +83,10 @@ CATALOG_ID_CLASH = env_str("ASIBENCH_CATALOG_ID_CLASH", "refuse").lower()
 if CATALOG_ID_CLASH not in ("refuse", "keep", "replace"):
     raise ImproperlyConfigured(f"ASIBENCH_CATALOG_ID_CLASH must be refuse, keep or replace, got {CATALOG_ID_CLASH!r}")
 
+# Development (`make run`) unless DEBUG=0; the compose file sets 0. Django's debug page shows settings,
+# source and request data, so DEBUG is for this machine only: it refuses public host names and a TLS
+# proxy (below), gunicorn refuses it on a bind others can reach (gunicorn.conf.py), and any client
+# but loopback gets a 403 (portal.middleware.DebugLoopbackOnlyMiddleware).
 DEBUG = env_bool("DEBUG", True)
 
 # The embedded default generates a random key once and keeps it under VAR_DIR. Production
@@ -122,6 +128,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "allauth",
     "allauth.account",
+    "allauth.mfa",
     "portal",
     "portal.accounts",
     "catalog",
@@ -134,6 +141,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "portal.middleware.DebugLoopbackOnlyMiddleware",  # first: nothing runs for a stranger while DEBUG is on
     "django.middleware.security.SecurityMiddleware",
     "portal.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -145,6 +153,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "portal.accounts.middleware.MaintainerSecondFactorMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -224,6 +233,12 @@ ACCOUNT_FORMS = {
     "change_password": "portal.accounts.forms.PasswordChangeWithTokensForm",
     "reset_password_from_key": "portal.accounts.forms.PasswordResetWithTokensForm",
 }
+# Second factors (django-allauth MFA). Maintainers must have one (portal.accounts.middleware): an
+# authenticator app (TOTP) or, where the browser offers it, a security key (WebAuthn); recovery codes
+# come with the first. Others may add one on /accounts/2fa/. Plain http only for DEBUG on loopback.
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
+MFA_TOTP_ISSUER = env_str("ASIBENCH_MFA_ISSUER", "ASI-Bench Portal")
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
 LOGIN_REDIRECT_URL = "/submit/dashboard"
 LOGIN_URL = "/accounts/login/"
 
@@ -326,6 +341,7 @@ PROPOSALS_QUEUE = "proposals"
 CELERY_TASK_ROUTES = {
     "proposals.validate_proposal": {"queue": PROPOSALS_QUEUE},
     "proposals.publish_proposal": {"queue": PROPOSALS_QUEUE},
+    "proposals.revision_diff": {"queue": PROPOSALS_QUEUE},
 }
 
 # Proxies in front of the Portal that append to X-Forwarded-For. Rate limits key on the client
@@ -387,6 +403,19 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = env_str("SECURE_REFERRER_POLICY", "same-origin")
 X_FRAME_OPTIONS = "DENY"
+if DEBUG:
+    _public_names = [host for host in ALLOWED_HOSTS if not is_loopback_host(host)]
+    if PUBLIC_BASE_URL:
+        from urllib.parse import urlsplit
+
+        if not is_loopback_host(urlsplit(PUBLIC_BASE_URL).hostname or ""):
+            _public_names.append(f"ASIBENCH_PUBLIC_URL={PUBLIC_BASE_URL}")
+    if _public_names or BEHIND_TLS_PROXY:
+        served = ", ".join(_public_names) if _public_names else "BEHIND_TLS_PROXY=1"
+        raise ImproperlyConfigured(
+            f"DEBUG is on (DEBUG=1, or DEBUG unset) for a deployment ({served}): Django's debug page would show "
+            "settings, source and request data to visitors. Set DEBUG=0 (with SECRET_KEY) to serve others; "
+            "DEBUG is for development on this machine only (127.0.0.1, localhost).")
 # No inline script or style anywhere (templates load /static files only); author images are not
 # fetched from other sites, so a prompt cannot track who reads it.
 CONTENT_SECURITY_POLICY = env_str(
@@ -557,9 +586,11 @@ JUDGE_MAX_IN_FLIGHT = env_int("ASIBENCH_JUDGE_MAX_IN_FLIGHT", 8, minimum=1)
 JUDGE_TIMEOUT_SECONDS = env_int("ASIBENCH_JUDGE_TIMEOUT", 120, minimum=1)
 JUDGE_RETRY_SECONDS = env_int("ASIBENCH_JUDGE_RETRY_SECONDS", 60, minimum=1)
 JUDGE_MAX_ROUNDS = env_int("ASIBENCH_JUDGE_MAX_ROUNDS", 5, minimum=1)
-# Token budgets (prompt + completion): a scoring run's, and all runs' together per UTC day. Past the
-# run's, its remaining judge calls fail with that reason; past the day's, calls wait for the next round.
+# Token budgets (prompt + completion): a scoring run's, each account's share per UTC day (its runs
+# together, rescores included), and all runs' together per UTC day. Past the run's, its remaining judge
+# calls fail with that reason; past a day's, calls wait (their rounds untouched) until it allows.
 JUDGE_RUN_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_RUN_TOKENS", 2_000_000, minimum=1)
+JUDGE_USER_DAILY_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_USER_DAILY_TOKENS", 5_000_000, minimum=1)
 JUDGE_DAILY_TOKEN_BUDGET = env_int("ASIBENCH_JUDGE_DAILY_TOKENS", 20_000_000, minimum=1)
 # What one agent-judge run is counted as against the budgets (the CLIs report no token counts).
 JUDGE_AGENT_TOKEN_ESTIMATE = env_int("ASIBENCH_JUDGE_AGENT_TOKENS", 50_000, minimum=1)
@@ -577,5 +608,18 @@ AGENT_JUDGE_CODEX_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CODEX_BASE_URL", "htt
 AGENT_JUDGE_CODEX_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CODEX_KEY_ENV", "OPENAI_API_KEY")
 AGENT_JUDGE_CLAUDE_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_BASE_URL", "https://api.anthropic.com")
 AGENT_JUDGE_CLAUDE_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_KEY_ENV", "ANTHROPIC_API_KEY")
+# The most seconds an agent judge may run, whatever its task's `timeout` says (task YAML never raises a
+# limit); catalog load and pre-submit say when a task asks for more.
+AGENT_JUDGE_MAX_TIMEOUT_SECONDS = env_int("ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT", AGENT_JUDGE_MAX_TIMEOUT, minimum=60)
+# The review page of a proposal (proposals.diffs, proposals.rendering). Revision diffs are computed once
+# per revision pair and kept; a changed file larger than PROPOSAL_DIFF_MAX_FILE_BYTES is not diffed (the
+# page offers both versions to download), a diff longer than PROPOSAL_DIFF_MAX_SHOWN_BYTES is not shown,
+# and only diffs whose changed files total at most PROPOSAL_DIFF_INLINE_BYTES are computed while the
+# page is asked for (the rest by a worker). At most PROPOSAL_PAGE_SHOWN_BYTES of the revision's files
+# are rendered on the page; the others are listed with a download link.
+PROPOSAL_DIFF_MAX_FILE_BYTES = env_int("ASIBENCH_PROPOSAL_DIFF_MAX_FILE_BYTES", 1024 * 1024, minimum=1)
+PROPOSAL_DIFF_MAX_SHOWN_BYTES = env_int("ASIBENCH_PROPOSAL_DIFF_MAX_SHOWN_BYTES", 512 * 1024, minimum=1)
+PROPOSAL_DIFF_INLINE_BYTES = env_int("ASIBENCH_PROPOSAL_DIFF_INLINE_BYTES", 64 * 1024)
+PROPOSAL_PAGE_SHOWN_BYTES = env_int("ASIBENCH_PROPOSAL_PAGE_SHOWN_BYTES", 128 * 1024)
 # Task proposal file sync (client contract §4.3, §9.5): 100 MiB of files plus multipart overhead.
 PROPOSAL_MAX_BODY_BYTES = env_int("ASIBENCH_PROPOSAL_MAX_BODY_BYTES", 110 * 1024 * 1024, minimum=1)

@@ -12,13 +12,13 @@ import json
 import re
 import shutil
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from contracts.digests import sha256_file
+from contracts.digests import sha256_bytes, sha256_file
 
 SUBMISSION_SCHEMA_VERSION = 1
 FRAMEWORK_VERSION = "0.2.0"
@@ -328,6 +328,20 @@ def build_bundle(
     (out_dir / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
     return BundleSummary(bundle_dir=out_dir, manifest=manifest, entries=entries,
                          run_metadata_included=run_metadata_included)
+
+
+def results_digest(results: Iterable[tuple[str, str, Iterable[tuple[str, str]]]]) -> str:
+    """What identifies a run's results whatever bundle carries them, from (base_name, sha256 of its
+    result.json, [(output path under outputs/, sha256)]) per result.
+
+    Left out: the manifest (its created_at and note), the top folder's name, run_metadata.json (each
+    `asibench run` rewrites it, even one that resumes and changes no result) and framework_task_info.json.
+    So the same result files packed again, by either client, give the same digest; a changed result or
+    output gives another.
+    """
+    lines = sorted(json.dumps([base, result_sha, sorted(outputs)], ensure_ascii=False)
+                   for base, result_sha, outputs in results)
+    return sha256_bytes("\n".join(lines).encode("utf-8"))
 
 
 def write_archive(bundle_dir: Path, archive_path: Path, *, compresslevel: int = 9) -> Path:

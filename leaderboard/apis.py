@@ -7,21 +7,14 @@ from rest_framework.views import APIView
 
 from leaderboard import selectors
 from leaderboard.exports import interval_method, row_public
-from portal.errors import ValidationFailed
+from portal.pagination import page_bounds
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
 
 
 def _page_bounds(params: object) -> tuple[int, int]:
-    try:
-        limit = int(params.get("limit", DEFAULT_PAGE_SIZE))  # type: ignore[attr-defined]
-        offset = int(params.get("offset", 0))  # type: ignore[attr-defined]
-    except ValueError:
-        raise ValidationFailed("limit and offset must be whole numbers.", code="bad_page") from None
-    if not 1 <= limit <= MAX_PAGE_SIZE or offset < 0:
-        raise ValidationFailed(f"limit must be 1-{MAX_PAGE_SIZE} and offset >= 0.", code="bad_page")
-    return limit, offset
+    return page_bounds(params, default_limit=DEFAULT_PAGE_SIZE, max_limit=MAX_PAGE_SIZE)  # type: ignore[arg-type]
 
 
 class LeaderboardApi(APIView):

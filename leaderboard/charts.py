@@ -1,9 +1,17 @@
-"""Server-side SVG charts (no JavaScript): B3 across configurations, and the B1→B4 profile.
+"""Server-side SVG charts (no JavaScript): B3 across configurations, the B1→B4 profile, the heatmap.
 
 Pure: rows in, SVG text out. Every label goes through `escape`; the charts are inlined in pages.
 Whiskers are the bootstrap intervals carried by each row.
+
+Each SVG is drawn at its own size (one user unit is one CSS pixel; a page scrolls a chart wider
+than its column inside the chart's box), so the font sizes below are the sizes readers get. The
+server has no browser to measure text: layouts reserve room for it from the glyph widths of the
+widest usual sans-serif face (`text_width`). Names are never cut to something another entry could
+also read as: every entry carries its number, and names wrap onto more lines before anything is
+left out.
 """
 
+import re
 from collections.abc import Sequence
 from html import escape
 from typing import Any
@@ -11,59 +19,156 @@ from typing import Any
 from contracts import PROMPT_LEVELS as LEVELS
 
 PALETTE = ("#2458d6", "#d92d20", "#079455", "#dc6803", "#7a5af8", "#0e9384", "#c11574", "#475467")
+TEXT_PX = 13  # names, legends
+TICK_PX = 12  # axis ticks, values, heatmap cells
+TITLE_PX = 14
+LINE_PX = 16  # one line of TEXT_PX text
+BOARD_CHART_WIDTH = 460  # two board charts side by side fit a 1280 px window
+MAX_NAME_LINES = 3
 
 
 def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}"
 
 
-def _label(row: dict[str, Any], limit: int = 34) -> str:
-    name = str(row.get("display_name") or row.get("agent") or "?")
-    return name if len(name) <= limit else name[: limit - 1] + "…"
+def _name(row: dict[str, Any]) -> str:
+    return " ".join(str(row.get("display_name") or row.get("agent") or "?").split())
+
+
+def _glyph_widths() -> dict[str, float]:
+    """Advance widths in ems of DejaVu Sans (1/2048 units), the widest of the usual sans-serif faces
+    and the one browsers fall back to on Linux: text measured with it fits in any of them."""
+    groups = {
+        569: "ijlIJ", 651: " ,.·", 690: ":;/|\\", 721: "f", 739: "-", 799: "()[]'", 803: "t", 842: "r",
+        1024: "_*`\"", 1067: "s", 1075: "z", 1087: "?", 1126: "c", 1141: "L", 1178: "F", 1186: "k",
+        1212: "vxy", 1235: "P", 1251: "TY", 1253: "o", 1255: "a", 1260: "e", 1294: "E", 1298: "hnu",
+        1300: "bdgpqS", 1303: "0123456789${}#", 1343: "K", 1401: "AV", 1403: "XZ", 1405: "B", 1423: "R",
+        1430: "C", 1499: "U", 1532: "N", 1540: "H", 1577: "D", 1587: "G", 1612: "OQ", 1675: "w",
+        1716: "+<=>^~", 1767: "M", 1946: "%", 1995: "m", 2025: "W", 2048: "@—…",
+    }
+    return {char: units / 2048 for units, chars in groups.items() for char in chars}
+
+
+_GLYPH_EM = _glyph_widths()
+_OTHER_GLYPH_EM = 1.0  # anything else (accents aside, other scripts run wide)
+
+
+def text_width(text: str, px: float = TEXT_PX, *, bold: bool = False) -> float:
+    """The width `text` takes at `px`, in the widest common sans-serif (its bold face up to a quarter wider)."""
+    ems = sum(_GLYPH_EM.get(char, _GLYPH_EM.get(char.lower(), _OTHER_GLYPH_EM)) for char in text)
+    return ems * px * (1.25 if bold else 1.0)
+
+
+_BREAK_AFTER = re.compile(r"[^-/_.]+[-/_.]*|[-/_.]+")  # in a long word, a line may end after - / _ or .
+
+
+def wrap(text: str, width: float, px: float = TEXT_PX, max_lines: int = MAX_NAME_LINES, *,
+         bold: bool = False) -> list[str]:
+    """`text` in lines that fit `width` at `px`: broken between words, then after a - / _ or . inside a
+    word (model snapshot names are long), then anywhere; past `max_lines` the last line ends in "…"."""
+
+    def fits(line: str) -> bool:
+        return text_width(line, px, bold=bold) <= width
+
+    pieces = [(" " if k == 0 else "", part) for word in text.split()
+              for k, part in enumerate(_BREAK_AFTER.findall(word))]
+    lines: list[str] = []
+    current = ""
+    for separator, piece in pieces:
+        candidate = f"{current}{separator}{piece}" if current else piece
+        if fits(candidate):
+            current = candidate
+            continue
+        if current:
+            lines.append(current)
+            current = ""
+        for char in piece:  # a piece wider than a whole line
+            if current and not fits(current + char):
+                lines.append(current)
+                current = ""
+            current += char
+    lines = [*lines, current] if current or not lines else lines
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        last = lines[-1]
+        while last and not fits(last + "…"):
+            last = last[:-1]
+        lines[-1] = last.rstrip() + "…"
+    return lines
+
+
+def _text_lines(x: float, y: float, lines: list[str], *, css: str = "label", px: int = TEXT_PX,
+                anchor: str = "start") -> str:
+    """One <text> of several lines (so a name stays one label), first baseline at `y`."""
+    spans = "".join(f'<tspan x="{x:.1f}" dy="{0 if k == 0 else LINE_PX}">{escape(line)}</tspan>'
+                    for k, line in enumerate(lines))
+    return f'<text x="{x:.1f}" y="{y:.1f}" font-size="{px}" text-anchor="{anchor}" class="{css}">{spans}</text>'
+
+
+def _tick(x: float, y: float, text: str, anchor: str = "middle", css: str = "tick") -> str:
+    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{TICK_PX}" text-anchor="{anchor}" class="{css}">'
+            f'{escape(text)}</text>')
+
+
+def _title(x: float, text: str, width: float) -> tuple[str, float]:
+    """The chart's title, wrapped to `width`, and the height it takes."""
+    lines = wrap(text, width - x, TITLE_PX, max_lines=4, bold=True)
+    return _text_lines(x, 20, lines, css="chart-title", px=TITLE_PX), 20 + (len(lines) - 1) * LINE_PX
 
 
 def b3_bars(rows: Sequence[dict[str, Any]], *, title: str = "B3 across agents") -> str:
-    """Horizontal bars of B3 with 95% bootstrap whiskers, highest first."""
-    width, label_w, row_h, top, bottom = 720, 250, 24, 34, 30
-    plot_w = width - label_w - 60
-    height = top + bottom + row_h * max(len(rows), 1)
+    """Horizontal bars of B3 with 95% bootstrap whiskers, highest first; each bar's numbered name above it."""
+    width, left, right, bar_h = BOARD_CHART_WIDTH, 8, 44, 14
+    plot_w = width - left - right
+    heading, heading_h = _title(left, f"{title} (95% CI over tasks)", width)
+    top = heading_h + 20
+    names = [wrap(f"{k}. {_name(row)}", width - left) for k, row in enumerate(rows, 1)]
+    heights = [len(lines) * LINE_PX + bar_h + 10 for lines in names]
+    axis_y = top + sum(heights) if rows else top + 30
+    height = axis_y + 26
 
     def x(v: float) -> float:
-        return label_w + plot_w * max(0.0, min(v, 100.0)) / 100.0
+        return left + plot_w * max(0.0, min(v, 100.0)) / 100.0
 
-    parts = [_open(width, height, title),
-             f'<text x="{label_w}" y="20" class="chart-title">{escape(title)} (95% CI over tasks)</text>']
+    parts = [_open(width, height, title), heading]
     for tick in range(0, 101, 20):
-        parts.append(f'<line x1="{x(tick):.1f}" y1="{top - 4}" x2="{x(tick):.1f}" y2="{height - bottom}" '
-                     f'class="grid"/><text x="{x(tick):.1f}" y="{height - bottom + 16}" class="tick" '
-                     f'text-anchor="middle">{tick}</text>')
+        parts.append(f'<line x1="{x(tick):.1f}" y1="{top - 6}" x2="{x(tick):.1f}" y2="{axis_y}" class="grid"/>'
+                     + _tick(x(tick), axis_y + 18, str(tick)))
     if not rows:
-        parts.append(f'<text x="{label_w}" y="{top + 16}" class="tick">No published runs.</text>')
-    for i, row in enumerate(rows):
-        y = top + i * row_h
+        parts.append(_tick(left, top + 16, "No published runs.", anchor="start"))
+    y = top
+    for row, lines, row_h in zip(rows, names, heights, strict=True):
         value = row.get("b3") or 0.0
-        parts.append(f'<g class="bar"><title>{escape(_label(row, 200))}: B3 {_fmt(row.get("b3"))}'
-                     f'{_ci_text(row, "b3")}</title>'
-                     f'<text x="{label_w - 8}" y="{y + 16}" text-anchor="end" class="label">{escape(_label(row))}'
-                     f'</text><rect x="{label_w}" y="{y + 4}" width="{x(value) - label_w:.1f}" height="{row_h - 8}" '
+        bar_y = y + len(lines) * LINE_PX
+        parts.append(f'<g class="bar"><title>{escape(_name(row))}: B3 {_fmt(row.get("b3"))}{_ci_text(row, "b3")}'
+                     f'</title>{_text_lines(left, y + TEXT_PX, lines)}'
+                     f'<rect x="{left}" y="{bar_y}" width="{x(value) - left:.1f}" height="{bar_h}" '
                      f'fill="{PALETTE[0]}" opacity="0.8"/>')
         bounds = (row.get("intervals") or {}).get("b3")
         if bounds:
-            lo, hi, mid = x(bounds[0]), x(bounds[1]), y + row_h / 2
+            lo, hi, mid = x(bounds[0]), x(bounds[1]), bar_y + bar_h / 2
             parts.append(f'<line x1="{lo:.1f}" y1="{mid:.1f}" x2="{hi:.1f}" y2="{mid:.1f}" class="whisker"/>'
                          f'<line x1="{lo:.1f}" y1="{mid - 5:.1f}" x2="{lo:.1f}" y2="{mid + 5:.1f}" class="whisker"/>'
                          f'<line x1="{hi:.1f}" y1="{mid - 5:.1f}" x2="{hi:.1f}" y2="{mid + 5:.1f}" class="whisker"/>')
-        parts.append(f'<text x="{x(max(value, (bounds or [0, 0])[1])) + 6:.1f}" y="{y + 16}" class="value">'
-                     f'{_fmt(row.get("b3"))}</text></g>')
+        end = x(max(value, (bounds or [0, 0])[1])) + 5
+        parts.append(_tick(min(end, width - 2), bar_y + bar_h - 2, _fmt(row.get("b3")),
+                           anchor="start" if end <= width - right + 4 else "end", css="value") + "</g>")
+        y += row_h
     parts.append("</svg>")
     return "".join(parts)
 
 
 def level_profile(rows: Sequence[dict[str, Any]], average: dict[str, float | None] | None = None,
                   *, title: str = "Scores from B1 to B4") -> str:
-    """One line per configuration across B1..B4, with whiskers; the all-configurations mean dashed."""
-    width, height, left, right, top, bottom = 720, 340, 48, 230, 34, 36
-    plot_w, plot_h = width - left - right, height - top - bottom
+    """One line per configuration across B1..B4, with whiskers; the all-configurations mean dashed.
+
+    The legend is below the plot, one numbered entry per line (wrapped, never cut to a prefix).
+    """
+    width, left, right, plot_h = BOARD_CHART_WIDTH, 40, 16, 240
+    plot_w = width - left - right
+    heading, heading_h = _title(8, f"{title} (95% CI over tasks)", width)
+    top = heading_h + 20
+    legend_x = 40  # where a legend entry's text starts, after its line sample
 
     def x(i: int) -> float:
         return left + plot_w * i / (len(LEVELS) - 1)
@@ -71,18 +176,21 @@ def level_profile(rows: Sequence[dict[str, Any]], average: dict[str, float | Non
     def y(v: float) -> float:
         return top + plot_h * (1 - max(0.0, min(v, 100.0)) / 100.0)
 
-    parts = [_open(width, height, title),
-             f'<text x="{left}" y="20" class="chart-title">{escape(title)} (95% CI over tasks)</text>']
+    series = [(row, PALETTE[k % len(PALETTE)], f"{k + 1}. {_name(row)}") for k, row in enumerate(rows)]
+    if average and any(v is not None for v in average.values()):
+        series.append(({"levels_only": True, **average}, "#98a2b3", "All published runs shown (mean)"))
+    legends = [wrap(label, width - legend_x - 4) for _, _, label in series]
+    legend_top = top + plot_h + 44
+    height = legend_top + sum(len(lines) * LINE_PX + 6 for lines in legends) + 8
+
+    parts = [_open(width, height, title), heading]
     for tick in range(0, 101, 20):
         parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + plot_w}" y2="{y(tick):.1f}" class="grid"/>'
-                     f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" class="tick">{tick}</text>')
+                     + _tick(left - 6, y(tick) + 4, str(tick), anchor="end"))
     for i, level in enumerate(LEVELS):
-        parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 18}" text-anchor="middle" class="tick">'
-                     f'{level.upper()}</text>')
-    series = [(row, PALETTE[k % len(PALETTE)], _label(row, 28)) for k, row in enumerate(rows)]
-    if average and any(v is not None for v in average.values()):
-        series.append(({"levels_only": True, **average}, "#98a2b3", "All published (mean)"))
-    for k, (row, color, label) in enumerate(series):
+        parts.append(_tick(x(i), top + plot_h + 20, level.upper()))
+    legend_y = legend_top
+    for k, ((row, color, label), lines) in enumerate(zip(series, legends, strict=True)):
         points = [(x(i), y(row[lv])) for i, lv in enumerate(LEVELS) if row.get(lv) is not None]
         dash = ' stroke-dasharray="6 4"' if row.get("levels_only") else ""
         values = ", ".join(f"{lv.upper()} {_fmt(row.get(lv))}" for lv in LEVELS)
@@ -99,12 +207,12 @@ def level_profile(rows: Sequence[dict[str, Any]], average: dict[str, float | Non
                 parts.append(f'<line x1="{x(i) + offset:.1f}" y1="{y(bounds[0]):.1f}" x2="{x(i) + offset:.1f}" '
                              f'y2="{y(bounds[1]):.1f}" stroke="{color}" stroke-width="1.2" opacity="0.7"/>')
             parts.append(f'<circle cx="{x(i):.1f}" cy="{y(row[lv]):.1f}" r="3.5" fill="{color}"/>')
-        ly = top + 10 + k * 20
-        parts.append(f'<line x1="{width - right + 16}" y1="{ly}" x2="{width - right + 36}" y2="{ly}" '
-                     f'stroke="{color}" stroke-width="3"{dash}/><text x="{width - right + 42}" y="{ly + 4}" '
-                     f'class="label">{escape(label)}</text></g>')
+        mid = legend_y + TEXT_PX - 4
+        parts.append(f'<line x1="8" y1="{mid}" x2="{legend_x - 6}" y2="{mid}" stroke="{color}" stroke-width="3"{dash}/>'
+                     f'{_text_lines(legend_x, legend_y + TEXT_PX, lines)}</g>')
+        legend_y += len(lines) * LINE_PX + 6
     if not rows:
-        parts.append(f'<text x="{left + 10}" y="{top + 20}" class="tick">No published runs.</text>')
+        parts.append(_tick(left + 10, top + 20, "No published runs.", anchor="start"))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -114,13 +222,15 @@ def _ci_text(row: dict[str, Any], column: str) -> str:
     return f" (95% CI {bounds[0]:.1f}–{bounds[1]:.1f})" if bounds else ""
 
 
-def _open(width: int, height: int, title: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
-            f'role="img" aria-label="{escape(title)}" class="chart">')
+def _open(width: float, height: float, title: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
+            f'height="{height:.0f}" role="img" aria-label="{escape(title)}" class="chart">')
 
 
 _COLD, _HOT = (247, 251, 255), (8, 48, 107)  # a sequential blue scale: 0 → pale, 100 → dark
 _MISSING = "#e4e7ec"
+HEATMAP_LABEL_WIDTH = 300  # room for a row's name beside the grid; the table below the figure has them whole
+_SIN60, _COS60 = 0.866, 0.5
 
 
 def _shade(value: float) -> str:
@@ -128,41 +238,51 @@ def _shade(value: float) -> str:
     return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(_COLD, _HOT, strict=True))
 
 
+def _row_label(number: int, name: str) -> str:
+    """A heatmap row's label: its number (the key to the table below the figure) and its name, cut short."""
+    return wrap(f"{number}. {name}", HEATMAP_LABEL_WIDTH - 16, max_lines=1)[0]
+
+
 def heatmap(rows: Sequence[dict[str, Any]], tasks: Sequence[str], *, title: str) -> str:
     """Configurations (rows, each with `display_name` and `values` aligned with `tasks`) × tasks.
 
-    Each cell carries its figure in a <title>; the page puts the same figures in a table beside it.
+    Each cell carries its figure in a <title>; the page puts the same figures in a table beside it,
+    numbered like the rows here. Column labels are whole task ids, slanted; the figure is as tall and
+    wide as they need.
     """
-    label_w, top, cell_h, legend_h = 230, 150, 22, 46
-    cell_w = max(12, min(44, 620 // max(len(tasks), 1)))
-    width = max(label_w + cell_w * max(len(tasks), 1) + 20, label_w + 400)  # room for the legend
+    cell_w, cell_h, legend_h = 40, 24, 50
+    label_w = HEATMAP_LABEL_WIDTH
+    longest = max((text_width(t, TICK_PX) for t in tasks), default=0.0)
+    grid_w = cell_w * max(len(tasks), 1)
+    # A slanted label runs right of its column by its length times cos 60°.
+    width = max(label_w + grid_w + longest * _COS60 + 8, label_w + 420)
+    heading, heading_h = _title(0, title, width)
+    top = heading_h + 24 + longest * _SIN60
     height = top + cell_h * max(len(rows), 1) + legend_h
-    parts = [_open(width, height, title), f'<text x="0" y="18" class="chart-title">{escape(title)}</text>']
+    parts = [_open(width, height, title), heading]
     for j, task in enumerate(tasks):
         cx = label_w + j * cell_w + cell_w / 2
-        parts.append(f'<text x="{cx:.1f}" y="{top - 8}" transform="rotate(-60 {cx:.1f} {top - 8})" '
-                     f'class="tick">{escape(task if len(task) <= 30 else task[:29] + "…")}</text>')
+        parts.append(f'<text x="{cx:.1f}" y="{top - 8:.1f}" transform="rotate(-60 {cx:.1f} {top - 8:.1f})" '
+                     f'font-size="{TICK_PX}" class="tick">{escape(task)}</text>')
     for i, row in enumerate(rows):
         y = top + i * cell_h
-        name = _label(row)
-        parts.append(f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end" class="label">{escape(name)}</text>')
+        parts.append(_text_lines(label_w - 8, y + 16, [_row_label(i + 1, _name(row))], anchor="end"))
         for j, (task, value) in enumerate(zip(tasks, row["values"], strict=True)):
             x = label_w + j * cell_w
             fill = _MISSING if value is None else _shade(value)
-            parts.append(f'<rect x="{x}" y="{y}" width="{cell_w - 1}" height="{cell_h - 1}" fill="{fill}">'
-                         f'<title>{escape(_label(row, 200))} · {escape(task)}: {_fmt(value)}</title></rect>')
-            if value is not None and cell_w >= 30:
+            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell_w - 1}" height="{cell_h - 1}" fill="{fill}">'
+                         f'<title>{escape(_name(row))} · {escape(task)}: {_fmt(value)}</title></rect>')
+            if value is not None:
                 ink = "#ffffff" if value >= 55 else "#1d2330"
-                parts.append(f'<text x="{x + cell_w / 2:.1f}" y="{y + 15}" text-anchor="middle" class="cell" '
-                             f'fill="{ink}">{value:.0f}</text>')
+                parts.append(f'<text x="{x + cell_w / 2:.1f}" y="{y + 16:.1f}" font-size="{TICK_PX}" '
+                             f'text-anchor="middle" class="cell" fill="{ink}">{value:.0f}</text>')
     if not rows:
-        parts.append(f'<text x="{label_w}" y="{top + 16}" class="tick">No published runs.</text>')
-    ly = height - legend_h + 18
+        parts.append(_tick(label_w, top + 16, "No published runs.", anchor="start"))
+    ly = height - legend_h + 14
     for k, tick in enumerate(range(0, 101, 10)):
-        parts.append(f'<rect x="{label_w + k * 24}" y="{ly}" width="24" height="10" fill="{_shade(tick)}"/>')
+        parts.append(f'<rect x="{label_w + k * 24:.1f}" y="{ly:.1f}" width="24" height="12" fill="{_shade(tick)}"/>')
         if tick % 50 == 0:
-            parts.append(f'<text x="{label_w + k * 24 + 12}" y="{ly + 24}" text-anchor="middle" class="tick">'
-                         f'{tick}</text>')
-    parts.append(f'<rect x="{label_w + 11 * 24 + 16}" y="{ly}" width="24" height="10" fill="{_MISSING}"/>'
-                 f'<text x="{label_w + 12 * 24 + 20}" y="{ly + 9}" class="tick">no result</text></svg>')
+            parts.append(_tick(label_w + k * 24 + 12, ly + 28, str(tick)))
+    parts.append(f'<rect x="{label_w + 11 * 24 + 16:.1f}" y="{ly:.1f}" width="24" height="12" fill="{_MISSING}"/>'
+                 + _tick(label_w + 12 * 24 + 20, ly + 11, "no result", anchor="start") + "</svg>")
     return "".join(parts)

@@ -17,6 +17,7 @@ from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, fi
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
 from leaderboard.stats import Interval, rank_with_ties
 from portal.errors import NotFound, ValidationFailed
+from portal.submissions.conformance import KINDS as CONFORMANCE_KINDS
 from portal.submissions.models import ScanFinding, Submission
 from portal.submissions.scanners import CATEGORIES
 from portal.submissions.selectors import (
@@ -269,6 +270,13 @@ def run_review_queue(tab: str) -> QuerySet[Submission]:
                                     Submission.Status.EXPIRED])
 
 
+def flag_legend() -> dict[str, list[str]]:
+    """What the queue's flags can say: integrity flags (found at scoring) and run-configuration flags
+    (found at upload), in words."""
+    return {"integrity": [label for _, label in IntegrityFlag.Kind.choices],
+            "configuration": list(CONFORMANCE_KINDS.values())}
+
+
 def queue_row(submission: Submission) -> dict[str, Any]:
     aggregate = submission.latest_aggregate or {}  # type: ignore[attr-defined]
     levels = aggregate.get("levels") or {}
@@ -284,7 +292,8 @@ def queue_row(submission: Submission) -> dict[str, Any]:
         "findings": submission.standing_findings or 0,  # type: ignore[attr-defined]
         "findings_high": submission.standing_high or 0,  # type: ignore[attr-defined]
         "scan_state": (submission.scan or {}).get("state", ""),
-        "conformance": [c.get("kind") for c in submission.conformance or []],
+        "conformance": [{"kind": c.get("kind"), "label": CONFORMANCE_KINDS.get(c.get("kind"), c.get("kind")),
+                         "detail": c.get("detail", "")} for c in submission.conformance or []],
         "confirmed_attempts": submission.confirmed_attempts,  # type: ignore[attr-defined]
     }
 

@@ -23,12 +23,15 @@ from leaderboard.figures import COLUMNS, LEVELS
 from portal.errors import NotFound, PortalError
 from portal.guides.faq import message_tag
 from portal.pages import AuthedRequest, act_and_redirect, error_page, maintainer_only, not_found_page
+from portal.templatetags.portal_tags import domain_label
 
 PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
-_COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), ("agent", "Agent"), ("model", "Model"), ("effort", "Effort"),
-                  ("sandbox", "Sandbox"), *[(c, c.upper() if c != "mean" else "Mean") for c in COLUMNS],
+_COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), *[(c, c.upper() if c != "mean" else "Mean") for c in COLUMNS],
                   ("instances", "Instances"), ("attempts", "Attempts"), ("date", "Published")]
+# The configuration is shown under each run's name (one column, so the board fits a laptop's width);
+# its parts still sort the board from the Run column's header.
+_CONFIGURATION_SORTS = [("agent", "agent"), ("model", "model"), ("effort", "effort"), ("sandbox", "sandbox")]
 
 
 def board(request: HttpRequest) -> HttpResponse:
@@ -52,16 +55,19 @@ def board(request: HttpRequest) -> HttpResponse:
 def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int) -> str:
     rows = selectors.board_rows(query)
     page = Paginator(rows, PAGE_SIZE).get_page(page_no)
-    headers = []
-    for key, title in _COLUMN_TITLES:
+
+    def header(key: str, title: str) -> dict[str, Any]:
         active = key == query.sort
         flip = ("asc" if query.descending else "desc") if active else selectors.default_direction(key)
-        headers.append({"key": key, "title": title, "active": active,
-                        "numeric": key in COLUMNS or key in {"rank", "instances", "attempts"},
-                        "arrow": ("▼" if query.descending else "▲") if active else "",
-                        "url": "?" + urlencode({**base, "sort": key, "dir": flip})})
+        return {"key": key, "title": title, "active": active,
+                "numeric": key in COLUMNS or key in {"rank", "instances", "attempts"},
+                "arrow": ("▼" if query.descending else "▲") if active else "",
+                "url": "?" + urlencode({**base, "sort": key, "dir": flip})}
+
     return render_to_string("leaderboard/_board_body.html", {
-        "query": query, "page": page, "rows": page.object_list, "headers": headers, "columns": COLUMNS,
+        "query": query, "page": page, "rows": page.object_list, "columns": COLUMNS,
+        "headers": [header(key, title) for key, title in _COLUMN_TITLES],
+        "configuration_sorts": [header(key, title) for key, title in _CONFIGURATION_SORTS],
         "charts": _charts(query, rows), "total": len(rows),
         "page_query": urlencode({**base, "sort": query.sort, "dir": "desc" if query.descending else "asc"}),
     })
@@ -70,7 +76,7 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int)
 def _charts(query: selectors.BoardQuery, rows: list[dict[str, Any]]) -> dict[str, Any]:
     def draw() -> dict[str, Any]:
         data = selectors.board_charts_data(rows)
-        scope = f" · {query.domain}" if query.domain else ""
+        scope = f" · {domain_label(query.domain)}" if query.domain else ""
         return {"b3": charts.b3_bars(data["b3"], title=f"B3 across agents{scope}"),
                 "profile": charts.level_profile(data["profile"], data["average"], title=f"Scores from B1 to B4{scope}"),
                 "shown_b3": len(data["b3"]), "shown_profile": len(data["profile"])}
@@ -92,7 +98,7 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     def draw() -> dict[str, Any]:
         data = selectors.heatmap_data(query, value)
         label = "Mean of B1–B4" if value == "mean" else value.upper()
-        scope = f" · {query.domain}" if query.domain else ""
+        scope = f" · {domain_label(query.domain)}" if query.domain else ""
         return {**data, "svg": charts.heatmap(data["rows"], data["tasks"],
                                               title=f"{label} per task, {query.dataset}{scope}")}
 
@@ -141,6 +147,7 @@ def run_review_queue(request: HttpRequest) -> HttpResponse:
     page = Paginator(selectors.run_review_queue(tab), QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "leaderboard/review_queue.html", {
         "tab": tab, "tabs": selectors.QUEUE_TABS, "page": page, "levels": LEVELS,
+        "flag_legend": selectors.flag_legend(),
         "rows": [selectors.queue_row(s) for s in page.object_list],
     })
 

@@ -45,7 +45,7 @@ def form_refusal(form: Form, exc: PortalError) -> None:
 
 
 def act_and_redirect(request: HttpRequest, action: Callable[[], T], then: Callable[[], HttpResponse],
-                     success: str | Callable[[T], str] | None = None) -> HttpResponse:
+                     success: str | Callable[[T], str | None] | None = None) -> HttpResponse:
     """Run `action`; NotFound is the 404 page, any other refusal a message on the page `then` redirects to."""
     try:
         result = action()
@@ -54,8 +54,9 @@ def act_and_redirect(request: HttpRequest, action: Callable[[], T], then: Callab
     except PortalError as exc:
         messages.error(request, exc.detail, extra_tags=message_tag(exc.code))
     else:
-        if success is not None:
-            messages.success(request, success(result) if callable(success) else success)
+        said = success(result) if callable(success) else success
+        if said:
+            messages.success(request, said)
     return then()
 
 

@@ -98,6 +98,7 @@ class ProposalDetailApi(APIView):
             "snapshot": proposal.snapshot,
             "file_count": proposal.files.count(),
             "latest_revision": latest.number if latest else None,
+            # `steps` (added; the contract's keys stay) carries what each missing step needs, as the page shows it.
             "completeness": {"percent": state["percent"], "missing": state["missing"],
-                             "stopped_at": state["stopped_at"]},
+                             "stopped_at": state["stopped_at"], "steps": state["steps"]},
         })

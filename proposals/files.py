@@ -17,7 +17,7 @@ from django.core.files.storage import default_storage
 
 from contracts import PROMPT_LEVELS
 from contracts.task_files import MULTI_TURN_AGENTS, SUBMISSION_FILE
-from scoring.engine.safe_yaml import YAMLAliasRefused, untrusted_yaml_load
+from scoring.engine.safe_yaml import YAMLRefused, untrusted_yaml_load
 from scoring.engine.taskdef import mapping_at
 
 
@@ -58,6 +58,15 @@ def blobs_delete(names: Iterable[str]) -> None:
 
 
 # ------------------------------------------------------------------ imported fields
+# The one rule between the guided flow's forms and the task files: the files are the task, so a draft
+# field a file sets comes from the file (on every upload or sync) and cannot be typed over while the
+# file sets it; a field no file sets is the author's to type. These are the fields each file can set.
+META_FILES = ("task_meta.yaml", "task.yaml", "task.yml")
+FILE_FIELDS = {
+    "task_meta.yaml": ("name", "domain", "subdomain", "source_paper", "source_repo", "inputs", "outputs"),
+    SUBMISSION_FILE: ("objective", "core_method", "local_testing_done", "test_provider", "test_model", "test_agent",
+                      "test_sandbox", "score_b1", "score_b2", "score_b3", "score_b4"),
+}
 # The files a draft's fields are read from; their YAML is parsed on every sync and page view.
 PARSED_FILES = ("task_meta.yaml", "task.yaml", "task.yml", "task_eval.yaml", SUBMISSION_FILE)
 # The longest free text a sync imports into a field without its own column limit.
@@ -89,18 +98,24 @@ def load_yaml(data: bytes | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def yaml_refusal(name: str, data: bytes | None) -> str | None:
-    """Why the portal will not parse this task file (its YAML aliases expand beyond the loader's bounds,
-    or form a cycle); None if it will."""
+def yaml_refused(name: str, data: bytes | None) -> YAMLRefused | None:
+    """Why the portal will not parse this task file (nested too deep, too many nodes, or aliases that
+    expand beyond the loader's bounds or form a cycle); None if it will."""
     if data is None or name not in PARSED_FILES:
         return None
     try:
         untrusted_yaml_load(data.decode("utf-8"))
-    except YAMLAliasRefused as exc:
-        return f"{name}: {exc}"
+    except YAMLRefused as exc:
+        return exc
     except (UnicodeDecodeError, yaml.YAMLError):  # reported by the sandboxed validation, not here
         return None
     return None
+
+
+def yaml_refusal(name: str, data: bytes | None) -> str | None:
+    """`yaml_refused` as the sentence shown to the author, naming the file."""
+    refused = yaml_refused(name, data)
+    return f"{name}: {refused}" if refused is not None else None
 
 
 def _describe_files(section: Any) -> str:
@@ -153,9 +168,9 @@ def imported_fields(files: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, 
         if value not in ("", None):
             out[field], origin[field] = value, source
 
-    meta = load_yaml(files.get("task_meta.yaml") or files.get("task.yaml") or files.get("task.yml"))
+    source_name = next((name for name in META_FILES if name in files), "task_meta.yaml")
+    meta = load_yaml(files.get(source_name))
     if meta:
-        source_name = "task_meta.yaml" if "task_meta.yaml" in files else "task.yaml"
         put("name", _text(meta.get("name"), 200), source_name)
         put("domain", _text(meta.get("domain"), 50), source_name)
         put("subdomain", _text(meta.get("subdomain"), 200), source_name)

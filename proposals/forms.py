@@ -4,6 +4,7 @@ from django import forms
 
 from contracts.task_files import MULTI_TURN_AGENTS
 from scoring.engine.static_checks import STANDARD_DOMAINS
+from scoring.models import Task
 
 ID_HELP = "domain.task_name — lowercase letters, digits and underscores, e.g. astronomy.toy_transit_fit"
 
@@ -92,7 +93,8 @@ class DecisionForm(forms.Form):
 class PublishForm(forms.Form):
     datasets = forms.MultipleChoiceField(choices=[("seed42", "seed42 (official)"), ("seed31415", "seed31415")],
                                          widget=forms.CheckboxSelectMultiple, initial=["seed42", "seed31415"])
-    status = forms.ChoiceField(choices=[("final", "final"), ("sample", "sample")], initial="final")
+    status = forms.ChoiceField(choices=[(s, f"{s} — {Task.STATUS_MEANINGS[s]}") for s in ("final", "sample")],
+                               initial="final", label="Catalog status")
 
 
 class CommentForm(forms.Form):

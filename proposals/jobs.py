@@ -15,7 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from portal.errors import PortalError
-from proposals import selectors
+from proposals import diffs, selectors
 from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision
 from proposals.notify import author_notify
 from proposals.presubmit_sandbox import validate_in_sandbox
@@ -74,6 +74,7 @@ def proposal_validation_run(*, job_id: int) -> None:
             return
         revision = revision_freeze(proposal, job.requested_by, report)
         _job_finish(job, ProposalJob.Status.PASSED, outcome=str(revision.number), report=report)
+        diffs.revision_diff_queue_for(revision)  # sent once the freeze commits
 
 
 @contextmanager

@@ -207,3 +207,26 @@ class ProposalJob(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in self.ACTIVE
+
+
+class RevisionDiff(models.Model):
+    """What changed between two revisions of a proposal, computed once (by a worker for large files) and
+    kept, so that the review page only reads it (proposals.diffs). `files` lists each changed path:
+    {"path", "change": added|removed|changed, "diff": unified text} or, instead of "diff", "note":
+    binary | too_large | too_long (the files are to be downloaded and compared elsewhere)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        READY = "ready"
+        FAILED = "failed"
+
+    old = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="+")
+    new = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    files = models.JSONField(default=list)
+    problem = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["old", "new"], name="one_diff_per_revision_pair")]

@@ -1,10 +1,13 @@
-"""Publishing an accepted revision: write it as a catalog task at a new version, load it.
+"""Publishing an accepted revision: write it as a catalog task, load it.
 
 The task directory goes to `PUBLISHED_TASKS_DIR/<domain>/<name>/` (private storage the web
-tier never serves) without `task_submission.yaml`, with `version` bumped and `status` set in
-`task_meta.yaml`; `catalog_install` generates its instances in the sandbox from a staging
-directory and only then swaps the catalog (rows, archives, the directory link) in one step, so
-a failure or a crash mid-publish leaves the catalog as it was.
+tier never serves) without `task_submission.yaml`, with `status` set in `task_meta.yaml` (the
+maintainers' choice of catalog status). The author's `version` is published as they wrote it,
+never rewritten: publishing changed files again under the same version is told apart by the
+catalog's own revision counter (`Task.revision`, bumped whenever a task's files change).
+`catalog_install` generates its instances in the sandbox from a staging directory and only then
+swaps the catalog (rows, archives, the directory link) in one step, so a failure or a crash
+mid-publish leaves the catalog as it was.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from portal.errors import Conflict, ValidationFailed
 from proposals.files import blob_read, load_yaml
 from proposals.models import Revision
 from scoring.catalog import catalog_install
+from scoring.engine.static_checks import VERSION_RE
 from scoring.generation import TaskProblem
 from scoring.models import Task
 
@@ -30,40 +34,23 @@ PUBLISHABLE_STATUSES = ("final", "sample")
 EXCLUDED_FILES = {SUBMISSION_FILE}
 
 
-def bump_version(version: str) -> str:
-    parts = [int(p) for p in re.findall(r"\d+", version)] or [0]
-    parts[-1] += 1
-    return ".".join(str(p) for p in parts)
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", version or "")) or (0,)
-
-
-def next_version(author_version: str, published_version: str | None) -> str:
-    base = max([author_version or "0", published_version or "0"], key=_version_key)
-    return bump_version(base)
-
-
-def rewrite_meta(text: str, version: str, status: str) -> str:
-    """Set top-level `version` and `status`, keeping the author's comments and layout."""
-    out = text
-    for key, value in (("version", f'"{version}"'), ("status", status)):
-        pattern = re.compile(rf"(?m)^{key}:[^\n]*$")
-        if pattern.search(out):
-            out = pattern.sub(f"{key}: {value}", out, count=1)
-        else:
-            out = out.rstrip("\n") + f"\n{key}: {value}\n"
-    parsed = load_yaml(out.encode("utf-8"))
-    if str(parsed.get("version")) != version or parsed.get("status") != status:
+def set_status(text: str, status: str) -> str:
+    """Set top-level `status`, keeping the author's comments, layout and every other value."""
+    pattern = re.compile(r"(?m)^status:[^\n]*$")
+    if pattern.search(text):
+        out = pattern.sub(f"status: {status}", text, count=1)
+    else:
+        out = text.rstrip("\n") + f"\nstatus: {status}\n"
+    if load_yaml(out.encode("utf-8")).get("status") != status:  # a layout the line edit cannot handle
         meta = load_yaml(text.encode("utf-8"))
-        meta.update(version=version, status=status)
+        meta["status"] = status
         out = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
     return out
 
 
 def publish_revision(revision: Revision, *, dataset_names: list[str], status: str = "final") -> str:
-    """Write the revision into the published catalog and load it; returns the new version."""
+    """Write the revision into the published catalog and load it; returns the version it was published
+    as: the one its task_meta.yaml declares."""
     if status not in PUBLISHABLE_STATUSES:
         raise ValidationFailed(f"Publish as one of {', '.join(PUBLISHABLE_STATUSES)}.", code="bad_status")
     task_id = revision.fields["task_id"]
@@ -78,19 +65,22 @@ def publish_revision(revision: Revision, *, dataset_names: list[str], status: st
         raise Conflict(f"{task_id} already exists in the catalog from another source.", code="catalog_task")
     files = {f.path: f.blob for f in revision.files.all() if f.path not in EXCLUDED_FILES}
     meta_text = blob_read(files["task_meta.yaml"]).decode("utf-8")
-    # From the database, not this host's disk: the last publication may have run on another worker host.
-    previous = existing.version if existing is not None else None
-    version = next_version(str(load_yaml(meta_text.encode()).get("version") or "0"), previous)
+    version = str(load_yaml(meta_text.encode()).get("version") or "")
+    longest = Task._meta.get_field("version").max_length
+    if not VERSION_RE.match(version) or len(version) > (longest or 0):
+        raise ValidationFailed(f"task_meta.yaml's version {version[:40]!r} must look like 1, 1.0 or 1.2.3, in at most "
+                               f"{longest} characters; publishing keeps the author's version as it is.",
+                               code="publish_failed")
 
     target.parent.mkdir(parents=True, exist_ok=True)
     # A hidden sibling (the catalog skips dot-dirs) that becomes the task by one rename.
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.v{version}-", dir=target.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.v{version}-", dir=target.parent))  # version: digits and dots
     try:
         for path, blob in files.items():
             dest = staging / path
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(blob_read(blob))
-        (staging / "task_meta.yaml").write_text(rewrite_meta(meta_text, version, status), encoding="utf-8")
+        (staging / "task_meta.yaml").write_text(set_status(meta_text, status), encoding="utf-8")
         staging.chmod(0o755)
         catalog_install(directory=staging, link=target, dataset_names=dataset_names)
     except TaskProblem as exc:

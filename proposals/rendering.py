@@ -1,26 +1,32 @@
-"""Showing untrusted proposal files to reviewers: safe Markdown, Pygments, revision diffs.
+"""Showing untrusted proposal files to reviewers: safe Markdown and Pygments (revision diffs are
+proposals.diffs).
 
 Authors' Markdown may not carry raw HTML or script links into a maintainer's session: raw
-HTML is shown as text and only http(s), mailto and relative links survive.
+HTML is shown as text and only http(s), mailto and relative links survive. A revision may hold
+100 MiB of files and highlighting costs seconds per 512 KiB, so a page renders at most
+PROPOSAL_PAGE_SHOWN_BYTES of them (prompts and task files first) and lists the rest with their size
+for download; a file larger than MAX_SHOWN_BYTES is never read here.
 """
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
-from django.utils.html import escape
+from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import DiffLexer, TextLexer, get_lexer_for_filename
+from pygments.lexers import TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
 from portal.markdown import render_markdown
 from proposals.files import blob_read
 
 MAX_SHOWN_BYTES = 512 * 1024
+# Rendered first while the page's budget lasts: what a reviewer reads before any data file.
+_FIRST = (".md", ".py", ".yaml", ".yml")
 FORMATTER = HtmlFormatter(cssclass="highlight", wrapcode=True)
 
 
@@ -50,49 +56,29 @@ class ShownFile:
     path: str
     size: int
     sha256: str
-    kind: str  # markdown | code | binary
-    html: SafeString
+    kind: str  # markdown | code | binary | not_shown
+    html: SafeString | str
+
+
+def _render_first(row: Any) -> tuple[int, str]:
+    return (0 if PurePosixPath(row.path).suffix in _FIRST else 1, row.path)
 
 
 def shown_files(rows: list[Any]) -> list[ShownFile]:
-    """Every file of a revision, rendered: Markdown prompts as HTML, code highlighted."""
-    out = []
-    for row in rows:
+    """Every file of a revision, in path order: Markdown prompts as HTML and code highlighted while the
+    page's budget lasts; the others (binary, larger than MAX_SHOWN_BYTES, past the budget) by size only."""
+    budget = settings.PROPOSAL_PAGE_SHOWN_BYTES
+    rendered: dict[str, ShownFile] = {}
+    for row in sorted(rows, key=_render_first):
+        if row.size > MAX_SHOWN_BYTES or row.size > budget:
+            continue
         text = _text(blob_read(row.blob))
         if text is None:
-            note = f"<p class='muted'>Binary or large file ({row.size} bytes), not shown.</p>"
-            out.append(ShownFile(row.path, row.size, row.sha256, "binary", mark_safe(note)))  # noqa: S308
-        elif row.path.endswith(".md"):
-            out.append(ShownFile(row.path, row.size, row.sha256, "markdown", render_markdown(text)))
-        else:
-            out.append(ShownFile(row.path, row.size, row.sha256, "code", highlight_code(row.path, text)))
-    return out
-
-
-@dataclass
-class FileChange:
-    path: str
-    change: str  # added | removed | changed
-    html: SafeString
-
-
-def revision_diff(previous: list[Any], current: list[Any]) -> list[FileChange]:
-    """What changed from the previous revision, file by file, as highlighted unified diffs."""
-    before = {r.path: r for r in previous}
-    after = {r.path: r for r in current}
-    changes = []
-    for path in sorted(before.keys() | after.keys()):
-        old, new = before.get(path), after.get(path)
-        if old is not None and new is not None and old.sha256 == new.sha256:
+            rendered[row.path] = ShownFile(row.path, row.size, row.sha256, "binary", "")
             continue
-        change = "added" if old is None else "removed" if new is None else "changed"
-        old_text = "" if old is None else _text(blob_read(old.blob))
-        new_text = "" if new is None else _text(blob_read(new.blob))
-        if old_text is None or new_text is None:
-            html = mark_safe(f"<p class='muted'>Binary or large file: {escape(change)}.</p>")
-        else:
-            lines = difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
-                                         fromfile=f"a/{path}", tofile=f"b/{path}")
-            html = mark_safe(highlight("".join(lines), DiffLexer(stripnl=False), FORMATTER))  # noqa: S308
-        changes.append(FileChange(path, change, html))
-    return changes
+        budget -= row.size
+        html = render_markdown(text) if row.path.endswith(".md") else highlight_code(row.path, text)
+        rendered[row.path] = ShownFile(row.path, row.size, row.sha256,
+                                       "markdown" if row.path.endswith(".md") else "code", html)
+    return [rendered.get(row.path) or ShownFile(row.path, row.size, row.sha256, "not_shown", "")
+            for row in sorted(rows, key=lambda r: r.path)]

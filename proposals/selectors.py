@@ -14,7 +14,8 @@ from contracts.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, score_pro
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound
-from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision
+from proposals.files import blob_read, load_yaml
+from proposals.models import Proposal, ProposalJob, ReviewEvent, Revision, RevisionFile
 from scoring.engine.static_checks import PORTAL_CHECK
 from scoring.generation import RECOMMENDED, REQUIRED_FILES
 
@@ -64,6 +65,17 @@ def proposal_get_for_review(*, user: User, proposal_id: object) -> Proposal:
     if proposal is None or not user_is_maintainer(user):
         raise _not_found(proposal_id)
     return proposal
+
+
+def revision_file_get(*, user: User, proposal_id: object, number: int, path: str) -> RevisionFile:
+    """A file of a frozen revision, for its proposal's owner and for maintainers; the same 404 otherwise."""
+    proposal = Proposal.objects.filter(id=_parse_id(proposal_id)).first()
+    if proposal is None or (proposal.owner_id != user.pk and not user_is_maintainer(user)):
+        raise _not_found(proposal_id)
+    row = RevisionFile.objects.filter(revision__proposal=proposal, revision__number=number, path=path).first()
+    if row is None:
+        raise NotFound(f"Revision {number} of this proposal has no file {path[:200]!r}.")
+    return row
 
 
 def proposal_list_for_owner(user: User) -> QuerySet[Proposal]:
@@ -147,6 +159,13 @@ def completeness(proposal: Proposal, files: dict[str, int] | None = None) -> dic
         "steps": steps,
         "advice": advice,
     }
+
+
+def revision_version(revision: Revision) -> str | None:
+    """The version a frozen revision's task_meta.yaml declares: what publishing it keeps."""
+    meta = revision.files.filter(path="task_meta.yaml").first()
+    version = load_yaml(blob_read(meta.blob)).get("version") if meta is not None else None
+    return None if version in (None, "") else str(version)
 
 
 def accepted_revision(proposal: Proposal) -> Revision | None:

@@ -33,18 +33,20 @@ from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, PayloadTooLarge, PortalError, QuotaExceeded, ValidationFailed
 from proposals import selectors
 from proposals.files import (
+    META_FILES,
     IncomingFile,
     blob_read,
     blob_store,
     blobs_delete,
     imported_fields,
-    yaml_refusal,
+    yaml_refused,
 )
 from proposals.models import Proposal, ProposalFile, ProposalJob, ReviewEvent, Revision, RevisionFile
 from proposals.notify import author_notify
 from proposals.publishing import PUBLISHABLE_STATUSES
 from proposals.revisions import FIELD_NAMES, content_hash, freeze_problems, frozen_fields
 from proposals.tasks import proposal_publish_run_task, proposal_validation_run_task
+from scoring.engine.safe_yaml import YAMLTooDeep, YAMLTooLarge
 from scoring.engine.static_checks import PORTAL_CHECK
 
 logger = logging.getLogger(__name__)
@@ -75,13 +77,30 @@ def _locked(proposal_id: object, user: User) -> Proposal:
     return Proposal.objects.select_for_update().get(pk=proposal.pk)
 
 
+def closed_reason(proposal: Proposal) -> str | None:
+    """Why this proposal's content can no longer change (None while it can)."""
+    if proposal.is_editable:
+        return None
+    return (f"This proposal is {proposal.get_status_display().lower()} and can no longer change; "
+            "`asibench task submit` (or New proposal) opens a new draft for the task.")
+
+
 def _require_editable(proposal: Proposal) -> None:
-    if not proposal.is_editable:
-        raise Conflict(
-            f"This proposal is {proposal.status.replace('_', ' ')} and can no longer change; "
-            "`asibench task submit` (or New proposal) opens a new draft for the task.",
-            code="proposal_closed",
-        )
+    reason = closed_reason(proposal)
+    if reason:
+        raise Conflict(reason, code="proposal_closed")
+
+
+def _require_not_from_files(proposal: Proposal, values: dict[str, Any]) -> None:
+    """Refuse typing over a field a task file sets (proposals.files.FILE_FIELDS: the file wins)."""
+    clashes = {key: proposal.imported_from[key] for key, value in values.items()
+               if key in proposal.imported_from and value != getattr(proposal, key)}
+    if clashes:
+        sources = sorted(set(clashes.values()))
+        raise ValidationFailed(
+            f"{', '.join(sorted(clashes))} {'is' if len(clashes) == 1 else 'are'} set by {' and '.join(sources)}, "
+            "and the task files win over the form: edit the file and upload it again to change "
+            f"{'it' if len(clashes) == 1 else 'them'}.", code="field_from_file")
 
 
 def _clean_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +159,7 @@ def proposal_update_fields(*, user: User, proposal_id: object, fields: dict[str,
         with transaction.atomic():
             proposal = _locked(proposal_id, user)
             _require_editable(proposal)
+            _require_not_from_files(proposal, values)
             for key, value in values.items():
                 setattr(proposal, key, value)
             proposal.updated_at = timezone.now()
@@ -179,7 +199,7 @@ def _replace_files(proposal: Proposal, incoming: list[IncomingFile], keep: dict[
 
 
 def _import_fields(proposal: Proposal) -> None:
-    wanted = {"task_meta.yaml", "task.yaml", "task.yml", SUBMISSION_FILE}
+    wanted = {*META_FILES, SUBMISSION_FILE}
     contents = {f.path: blob_read(f.blob) for f in proposal.files.filter(path__in=wanted)}
     values, origin = imported_fields(contents)
     for key, value in values.items():
@@ -201,10 +221,14 @@ def _checked_incoming(files: Iterable[IncomingFile]) -> list[IncomingFile]:
         raise _file_error(exc) from None
     for item in out.values():
         item.handle.seek(0)
-        problem = yaml_refusal(item.name, item.handle.read())
+        refused = yaml_refused(item.name, item.handle.read())
         item.handle.seek(0)
-        if problem:
-            raise ValidationFailed(problem, code="yaml_alias")
+        if isinstance(refused, YAMLTooDeep):
+            raise ValidationFailed(f"{item.name}: {refused}", code="yaml_too_deep")
+        if isinstance(refused, YAMLTooLarge):
+            raise ValidationFailed(f"{item.name}: {refused}", code="yaml_too_large")
+        if refused is not None:
+            raise ValidationFailed(f"{item.name}: {refused}", code="yaml_alias")
     return list(out.values())
 
 
@@ -255,7 +279,7 @@ def proposal_file_write(*, user: User, proposal_id: object, files: list[Incoming
         except TaskFileError as exc:
             raise _file_error(exc) from None
         _replace_files(proposal, incoming, keep=keep)
-        if {i.name for i in incoming} & {"task_meta.yaml", "task.yaml", SUBMISSION_FILE}:
+        if {i.name for i in incoming} & {*META_FILES, SUBMISSION_FILE}:
             _import_fields(proposal)
     return proposal
 
@@ -268,6 +292,8 @@ def proposal_file_delete(*, user: User, proposal_id: object, path: str) -> Propo
         if path not in existing:
             raise ValidationFailed(f"The draft has no file {path!r}.", code="no_such_file")
         _replace_files(proposal, [], keep={p: f for p, f in existing.items() if p != path})
+        if path in {*META_FILES, SUBMISSION_FILE}:  # the fields it set keep their values and become editable
+            _import_fields(proposal)
     return proposal
 
 

@@ -23,4 +23,6 @@ page_urls = [
     path("proposals/<uuid:proposal_id>/review", views.proposal_review_page, name="proposal-review"),
     path("proposals/<uuid:proposal_id>/review/decide", views.proposal_review_decide, name="proposal-decide"),
     path("proposals/<uuid:proposal_id>/review/publish", views.proposal_review_publish, name="proposal-publish"),
+    path("proposals/<uuid:proposal_id>/revisions/<int:number>/files/<path:path>", views.proposal_revision_file,
+         name="proposal-revision-file"),
 ]

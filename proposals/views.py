@@ -7,7 +7,9 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.core.files.storage import default_storage
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -20,8 +22,8 @@ from portal.guides.faq import message_tag
 from portal.guides.figures import count, size
 from portal.pages import AuthedRequest, act_and_redirect, form_refusal, maintainer_only, not_found_page
 from portal.uploads import upload_limit
-from proposals import forms, rendering, revisions, selectors, services
-from proposals.files import IncomingFile, blob_read
+from proposals import diffs, forms, rendering, revisions, selectors, services
+from proposals.files import FILE_FIELDS, IncomingFile, blob_read
 from proposals.models import Proposal, ProposalJob
 
 # The file rules the upload step states, from the rules themselves (contracts.task_files).
@@ -92,9 +94,69 @@ def _save_step(request: AuthedRequest, proposal: Proposal, step: str, data: dict
         services.proposal_update_fields(user=user, proposal_id=proposal.id, fields=data)
 
 
+# Names for fields whose form label is a sentence (a checkbox's), where a list names them.
+_SHORT_LABELS = {"local_testing_done": "Local testing done"}
+
+
+def _field_label(step: str, name: str) -> str:
+    label = _SHORT_LABELS.get(name) or STEP_FORMS[step].base_fields[name].label
+    return str(label or name.replace("_", " ").capitalize())
+
+
+def _set_by_files(proposal: Proposal | None, step: str) -> dict[str, str]:
+    """This step's fields that a task file sets now, and the file: the file wins (proposals.files.FILE_FIELDS)."""
+    imported = proposal.imported_from if proposal else {}
+    return {name: imported[name] for name in STEP_FORMS[step].base_fields if name in imported}
+
+
+def _step_form(proposal: Proposal | None, step: str, *args: Any, **kwargs: Any) -> Any:
+    """The step's form without the fields a task file sets: those are shown as the file has them."""
+    form = STEP_FORMS[step](*args, **kwargs)
+    for name in _set_by_files(proposal, step):
+        del form.fields[name]
+    return form
+
+
+def _files_win(proposal: Proposal | None, step: str) -> dict[str, Any]:
+    """The rule between this step's form and the task files, said up front, and what the files set now."""
+    names = STEP_FORMS[step].base_fields
+    sources = [{"file": file, "labels": [_field_label(step, n) for n in fields if n in names]}
+               for file, fields in FILE_FIELDS.items()]
+    return {"file_sources": [s for s in sources if s["labels"]],
+            "from_files": [{"label": _field_label(step, name), "value": getattr(proposal, name), "source": source}
+                           for name, source in _set_by_files(proposal, step).items()]}
+
+
+def _label(name: str) -> str:
+    step = next(key for key, form in STEP_FORMS.items() if name in form.base_fields)
+    return _field_label(step, name)
+
+
+def _said_files_set(before: dict[str, Any], proposal: Proposal) -> str:
+    """' task_meta.yaml set Name and Domain.' for the fields an upload just changed (the file wins)."""
+    changed: dict[str, list[str]] = {}
+    for name in (name for fields in FILE_FIELDS.values() for name in fields):
+        source = proposal.imported_from.get(name)
+        if source and before.get(name) != getattr(proposal, name):
+            changed.setdefault(source, []).append(_label(name))
+    return "".join(f" {source} set {', '.join(labels)}: the file wins over the form."
+                   for source, labels in changed.items())
+
+
+def _read_only(proposal: Proposal, step: str) -> list[dict[str, Any]]:
+    """What a step holds, for a proposal that can no longer change: labels and values, no form."""
+    values = _initial(proposal, step)
+    return [{"label": _field_label(step, name), "value": values.get(name), "key": name}
+            for name in STEP_FORMS[step].base_fields if step != "files"]
+
+
 def _step_context(proposal: Proposal | None, step: str, form: Any) -> dict[str, Any]:
     index = selectors.STEP_KEYS.index(step)
+    closed = services.closed_reason(proposal) if proposal else None
     return {
+        "closed": closed,
+        "read_only": _read_only(proposal, step) if proposal and closed else [],
+        **_files_win(proposal, step),
         "proposal": proposal,
         "step": step,
         "step_title": selectors.STEPS[index].title,
@@ -111,7 +173,7 @@ def _step_context(proposal: Proposal | None, step: str, form: Any) -> dict[str, 
 @login_required
 @require_http_methods(["GET", "POST"])
 def proposal_new(request: AuthedRequest) -> HttpResponse:
-    form = forms.IdentityForm(request.POST or None)
+    form = _step_form(None, "identity", request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
             proposal = services.proposal_create(owner=request.user, fields=form.cleaned_data)
@@ -135,16 +197,18 @@ def proposal_step(request: AuthedRequest, proposal_id: str, step: str) -> HttpRe
             raise NotFound(f"There is no step {step!r}.")
     except NotFound as exc:
         return not_found_page(request, exc)
-    form_class = STEP_FORMS[step]
     if request.method == "POST":
-        form = form_class(request.POST, request.FILES)
+        form = _step_form(proposal, step, request.POST, request.FILES)
         if form.is_valid():
+            before = {name: getattr(proposal, name) for name in revisions.FIELD_NAMES}
             try:
                 _save_step(request, proposal, step, form.cleaned_data)
             except PortalError as exc:
                 form_refusal(form, exc)
             else:
-                messages.success(request, f"Saved: {selectors.STEPS[selectors.STEP_KEYS.index(step)].title}.")
+                proposal.refresh_from_db()
+                messages.success(request, f"Saved: {selectors.STEPS[selectors.STEP_KEYS.index(step)].title}."
+                                 + _said_files_set(before, proposal))
                 if step == "files" or request.POST.get("stay"):
                     return redirect("proposal-step", proposal_id=proposal.id, step=step)
                 index = selectors.STEP_KEYS.index(step)
@@ -153,9 +217,11 @@ def proposal_step(request: AuthedRequest, proposal_id: str, step: str) -> HttpRe
                 return redirect("proposal-detail", proposal_id=proposal.id)
         proposal.refresh_from_db()
     else:
-        form = form_class(initial=_initial(proposal, step))
-    return render(request, "proposals/step.html", _step_context(proposal, step, form),
-                  status=422 if form.errors else 200)
+        form = _step_form(proposal, step, initial=_initial(proposal, step))
+    context = _step_context(proposal, step, form)
+    # A closed proposal's step is shown read-only; a save posted to it (a stale tab) says why, once.
+    status = 409 if context["closed"] and request.method == "POST" else 422 if form.errors else 200
+    return render(request, "proposals/step.html", context, status=status)
 
 
 @login_required
@@ -251,9 +317,10 @@ def proposal_review_page(request: AuthedRequest, proposal_id: str) -> HttpRespon
         "revisions": revisions,
         "previous": previous,
         "shown": rendering.shown_files(current_files),
-        "diff": rendering.revision_diff(list(previous.files.all()), current_files) if previous else None,
+        "diff": diffs.revision_diff_for_review(previous, revision) if previous and revision else None,
         "history": selectors.history(proposal),
         "is_latest": bool(revision and revision.number == revisions[-1].number),
+        "revision_version": selectors.revision_version(revision) if revision else None,
         "difficulty_problems": selectors.revision_difficulty_problems(revision) if revision else [],
         "task_id_problem": selectors.task_id_taken_problem(task_id=revision.fields["task_id"],
                                                            owner_id=proposal.owner_id) if revision else None,
@@ -299,3 +366,16 @@ def proposal_review_publish(request: AuthedRequest, proposal_id: str) -> HttpRes
         messages.success(request, "Publishing started: instances are generated in the sandbox, then the catalog "
                                   "switches to the new version at once. This page shows the result.")
     return redirect("proposal-review", proposal_id=proposal_id)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD"])
+def proposal_revision_file(request: AuthedRequest, proposal_id: str, number: int, path: str) -> HttpResponseBase:
+    """One file of a frozen revision as a download (never rendered: the author wrote it), for the files the
+    review page does not show or diff."""
+    try:
+        row = selectors.revision_file_get(user=request.user, proposal_id=proposal_id, number=number, path=path)
+    except NotFound as exc:
+        return not_found_page(request, exc)
+    return FileResponse(default_storage.open(row.blob, "rb"), as_attachment=True,
+                        filename=f"r{number}-{row.path.replace('/', '__')}", content_type="application/octet-stream")

@@ -36,8 +36,9 @@ from scoring.generation import (
     write_task_info,
 )
 from scoring.models import Dataset, Instance, Task
-from scoring.sandbox import BackendUnavailable, Limits, SandboxBackend, get_backend
+from scoring.sandbox import BackendUnavailable, Limits, SandboxBackend, SandboxError, get_backend
 from scoring.sandbox.limits import generation_limits
+from scoring.sandbox.modes import SandboxMode
 from scoring.sandbox.process import scratch_tree
 
 logger = logging.getLogger(__name__)
@@ -62,10 +63,22 @@ def sandbox_backend() -> SandboxBackend:
     """The configured backend for the Portal's own runs (scoring, generation, proposal checks).
     One that cannot enforce the server's limits on this host is refused, never run unlimited."""
     backend = get_backend(settings.SCORING_SANDBOX)
-    problem = backend.unenforced_limits()
+    problem = backend.mode().problem
     if problem is not None:
         raise BackendUnavailable(problem)
     return backend
+
+
+def sandbox_mode() -> SandboxMode:
+    """The mode the Portal's own runs take on this host (ASIBENCH_SANDBOX), with why they cannot
+    run here, if they cannot: what a worker prints at start and records with its heartbeat."""
+    try:
+        return get_backend(settings.SCORING_SANDBOX).mode()
+    except SandboxError as exc:  # bwrap not installed, no seccomp table for this machine, …
+        return SandboxMode(f"{settings.SCORING_SANDBOX} (unavailable)", str(exc))
+    except Exception as exc:  # a check that broke is a problem to report, never a worker that stops beating
+        logger.exception("the sandbox check failed")
+        return SandboxMode(f"{settings.SCORING_SANDBOX} (unavailable)", f"the sandbox check failed: {exc!r}")
 
 
 def datasets_ensure() -> list[Dataset]:
@@ -373,7 +386,7 @@ def catalog_check(*, roots: list[Path], on_id_clash: str | None = None) -> list[
         for directory in candidate_task_dirs(root):
             label = f"{directory.parent.name}/{directory.name}"
             try:
-                source = read_task_dir(directory, root)
+                source = read_task_dir(directory, root, agent_judge_ceiling=settings.AGENT_JUDGE_MAX_TIMEOUT_SECONDS)
             except TaskProblem as exc:
                 verdicts.append(Verdict(directory, label, None, str(exc)))
                 continue
@@ -423,6 +436,8 @@ def catalog_load(
     roots = [Path(tasks_root)] if isinstance(tasks_root, (str, Path)) else [
         Path(r) for r in (tasks_root or catalog_roots())
     ]
+    # Before any write: without a usable sandbox no generator can run (BackendUnavailable, one line).
+    backend = backend or sandbox_backend()
     datasets = {d.name: d for d in datasets_ensure()}
     wanted = [datasets[name] for name in dataset_names]
     # The operator's own task directories: official generators may run for minutes per instance.
@@ -498,7 +513,8 @@ def catalog_install(*, directory: Path, link: Path, dataset_names: Iterable[str]
     last step, `link` (a symbolic link next to `directory`) is swapped to `directory` by one
     rename. Raises TaskProblem, and changes nothing, when any of it fails.
     """
-    staged = read_task_dir(directory, link.parent.parent, proposal=True)
+    staged = read_task_dir(directory, link.parent.parent, proposal=True,
+                           agent_judge_ceiling=settings.AGENT_JUDGE_MAX_TIMEOUT_SECONDS)
     source = dataclasses.replace(staged, directory=link)
     datasets = {d.name: d for d in datasets_ensure()}
     with scratch_tree("asibench-publish-", scratch_root()) as tmp:

@@ -25,6 +25,7 @@ from scoring.engine import (
     static_validate,
 )
 from scoring.engine.custom import unavailable_imports
+from scoring.engine.judge_models import agent_judge_timeout_notes
 from scoring.engine.safe_yaml import untrusted_yaml_load
 from scoring.engine.static_checks import PORTAL_CHECK
 from scoring.engine.taskdef import mapping_at
@@ -145,12 +146,14 @@ def _portal_advice(directory: Path, generator: str) -> list[str]:
     return warnings
 
 
-def read_task_dir(directory: Path, tasks_root: Path | None = None, *, proposal: bool = False) -> TaskSource:
+def read_task_dir(directory: Path, tasks_root: Path | None = None, *, proposal: bool = False,
+                  agent_judge_ceiling: float | None = None) -> TaskSource:
     """Read one task directory, in either official layout, into what the catalog stores.
 
     `proposal` applies the Portal's stricter rules for a published proposal (REQUIRED_FILES);
     a maintainer's directory needs only a definition, and without its generator it loads as
-    definition-only. Raises TaskProblem with the reason when it cannot load.
+    definition-only. An agent_judge timeout above `agent_judge_ceiling` is a warning (it is
+    clamped when the judge runs). Raises TaskProblem with the reason when it cannot load.
     """
     if proposal:
         missing = [name for name in REQUIRED_FILES if not (directory / name).is_file()]
@@ -173,6 +176,8 @@ def read_task_dir(directory: Path, tasks_root: Path | None = None, *, proposal: 
     if status not in LOADABLE_STATUSES:
         raise TaskProblem(f"status {status!r} is not loadable (only sample and final tasks enter the catalog)")
     warnings = list(static_warnings)
+    if agent_judge_ceiling is not None:
+        warnings += agent_judge_timeout_notes(mapping_at(task, "evaluation"), agent_judge_ceiling)
     runtime = runtime_problems(python=task.get("_runtime_python"), packages=task.get("_runtime_packages") or [])
     if runtime and not definition_only:
         raise TaskProblem("runtime cannot be satisfied here: " + "; ".join(runtime))

@@ -19,7 +19,8 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES
 from scoring.judging.agent import agent_cli, run_agent_judge
 from scoring.judging.client import JudgeClient, JudgeReply, JudgeUnavailable, SdkJudgeClient
 from scoring.judging.endpoint import JudgeEndpoint
+from scoring.judging.redaction import Redactor, judge_redactor
+from scoring.judging.verdicts import sandbox_reply
 from scoring.models import JudgeCall, JudgeTokenLedger, ScoringRun
 from scoring.sandbox import get_backend
 from scoring.sandbox.outputs import UnsafeOutput, read_output_file
@@ -51,6 +54,14 @@ def judge_endpoint() -> JudgeEndpoint:
 @lru_cache(maxsize=4)
 def _client_for(base: str, key_env: str, protocol: str, timeout: int, prices: str) -> SdkJudgeClient:
     return SdkJudgeClient(judge_endpoint(), timeout=float(timeout), prices=json.loads(prices))
+
+
+def output_redactor() -> Redactor:
+    """What every judge's output passes before it is stored, logged or handed to a sandbox: the
+    secrets this worker holds (its environment, Django's secret key, the database password) and the
+    usual key shapes are replaced (`scoring.judging.redaction`)."""
+    database = settings.DATABASES.get("default") or {}
+    return judge_redactor(os.environ, extra=[settings.SECRET_KEY, str(database.get("PASSWORD") or "")])
 
 
 def judge_client() -> JudgeClient:
@@ -91,13 +102,26 @@ def judge_requests_record(*, run: ScoringRun, entry_id: int, requests: list[dict
 
 
 def judge_books(*, scoring_run_id: int, entry_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """{entry id: {"replies": {key: {index: reply}}}}: what the engine may replay for each result."""
+    """{entry id: {"replies": {key: {index: entry}}}}: what the engine may replay for each result, each
+    reply as `scoring.judging.verdicts.sandbox_reply` makes it (scores, never a judge's raw output)."""
     books: dict[int, dict[str, Any]] = {}
+    redact = output_redactor()
     answered = JudgeCall.objects.filter(scoring_run_id=scoring_run_id, entry_id__in=list(entry_ids),
                                         status=JudgeCall.Status.ANSWERED)
-    for entry_id, key, index, reply in answered.values_list("entry_id", "key", "index", "reply"):
-        books.setdefault(entry_id, {"replies": {}})["replies"].setdefault(key, {})[str(index)] = reply
+    for entry_id, key, index, request, reply in answered.values_list("entry_id", "key", "index", "request", "reply"):
+        # Redacted again: rows recorded before redaction existed are replayed by a rescore.
+        entry = sandbox_reply(request or {}, redact.value(reply or {}))
+        books.setdefault(entry_id, {"replies": {}})["replies"].setdefault(key, {})[str(index)] = entry
     return books
+
+
+def judge_replies(*, scoring_run_id: int, entry_id: int) -> dict[str, dict[str, Any]]:
+    """{"<key>:<index>": recorded reply} of this result's answered calls: what a stored score shows of
+    its judges (`scoring.judging.verdicts.details_completed`)."""
+    redact = output_redactor()
+    return {f"{key}:{index}": redact.value(reply or {}) for key, index, reply in
+            JudgeCall.objects.filter(scoring_run_id=scoring_run_id, entry_id=entry_id,
+                                     status=JudgeCall.Status.ANSWERED).values_list("key", "index", "reply")}
 
 
 def judge_all_answered(*, scoring_run_id: int, entry_id: int) -> bool:
@@ -150,11 +174,41 @@ def _ledger_row(scope: str) -> None:
             pass
 
 
-def _scopes(call: JudgeCall, now: datetime) -> tuple[str, str]:
-    return f"run:{call.scoring_run_id}", f"day:{now:%Y-%m-%d}"
+@dataclass(frozen=True)
+class _Budget:
+    scope: str  # its JudgeTokenLedger row
+    limit: int
+    refills: bool  # a new day refills it: a call it refuses waits; else the call fails
+    what: str
+    setting: str
+    per: str = ""  # what the limit is counted per, for the reason
+
+
+def _owner_id(scoring_run_id: int) -> Any:
+    return ScoringRun.objects.filter(id=scoring_run_id).values_list("submission__owner_id", flat=True).first()
+
+
+def next_budget_day(now: datetime) -> datetime:
+    """When the day's budgets refill: the next 00:00 UTC."""
+    return (now.astimezone(UTC) + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _budgets(call: JudgeCall, now: datetime) -> list[_Budget]:
+    """The budgets a call is reserved from: its scoring run's, its owner's daily share, the site's day."""
+    day = f"{now.astimezone(UTC):%Y-%m-%d}"
+    return [
+        _Budget(f"run:{call.scoring_run_id}", settings.JUDGE_RUN_TOKEN_BUDGET, False,
+                "this scoring run's judge token budget", "ASIBENCH_JUDGE_RUN_TOKENS"),
+        _Budget(f"user:{_owner_id(call.scoring_run_id)}:{day}", settings.JUDGE_USER_DAILY_TOKEN_BUDGET, True,
+                "this account's daily share of judge tokens", "ASIBENCH_JUDGE_USER_DAILY_TOKENS", " a day"),
+        _Budget(f"day:{day}", settings.JUDGE_DAILY_TOKEN_BUDGET, True,
+                "today's judge token budget", "ASIBENCH_JUDGE_DAILY_TOKENS", " for all accounts"),
+    ]
 
 
 class BudgetRefused(Exception):
+    """`final`: the budget will not refill (the run's), or the call is larger than a whole budget."""
+
     def __init__(self, reason: str, *, final: bool) -> None:
         super().__init__(reason)
         self.final = final
@@ -176,44 +230,73 @@ def estimated_tokens(call: JudgeCall) -> int:
 
 
 def _reserve(call: JudgeCall, tokens: int, now: datetime) -> None:
-    """Take `tokens` from the run's and the day's budget, or raise BudgetRefused (final for the run's)."""
-    run_scope, day_scope = _scopes(call, now)
-    _ledger_row(run_scope)
-    _ledger_row(day_scope)
+    """Take `tokens` from each of the call's budgets, or from none and raise BudgetRefused: final for the
+    run's budget and for a call no whole budget could hold; else the call waits for the budget."""
+    budgets = _budgets(call, now)
+    for budget in budgets:
+        if tokens > budget.limit:
+            raise BudgetRefused(f"one judge call needs about {tokens} tokens, more than all of {budget.what} "
+                                f"({budget.limit} tokens{budget.per}, {budget.setting})", final=True)
+    for budget in budgets:
+        _ledger_row(budget.scope)
     with transaction.atomic():
-        if not JudgeTokenLedger.objects.filter(scope=run_scope, tokens__lte=settings.JUDGE_RUN_TOKEN_BUDGET - tokens
-                                               ).update(tokens=F("tokens") + tokens):
-            raise BudgetRefused(f"this scoring run's judge token budget ({settings.JUDGE_RUN_TOKEN_BUDGET} tokens, "
-                                "ASIBENCH_JUDGE_RUN_TOKENS) is used up", final=True)
-        if not JudgeTokenLedger.objects.filter(scope=day_scope,
-                                               tokens__lte=settings.JUDGE_DAILY_TOKEN_BUDGET - tokens
-                                               ).update(tokens=F("tokens") + tokens):
-            transaction.set_rollback(True)
-            raise BudgetRefused(f"today's judge token budget ({settings.JUDGE_DAILY_TOKEN_BUDGET} tokens for all "
-                                "runs, ASIBENCH_JUDGE_DAILY_TOKENS) is used up", final=False)
+        for budget in budgets:
+            if not JudgeTokenLedger.objects.filter(scope=budget.scope, tokens__lte=budget.limit - tokens).update(
+                    tokens=F("tokens") + tokens):
+                transaction.set_rollback(True)
+                raise BudgetRefused(f"{budget.what} ({budget.limit} tokens{budget.per}, {budget.setting}) is used up",
+                                    final=not budget.refills)
+
+
+def _budget_room(call: JudgeCall, now: datetime) -> bool:
+    """Whether the budgets that refused this call would take it now (the operator raised one, or
+    reservations settled lower): read only, the reservation itself decides."""
+    tokens = estimated_tokens(call)
+    for budget in _budgets(call, now):
+        used = JudgeTokenLedger.objects.filter(scope=budget.scope).values_list("tokens", flat=True).first() or 0
+        if budget.refills and used + tokens > budget.limit:
+            return False
+    return True
 
 
 def _settle(call: JudgeCall, reserved: int, spent: int, now: datetime) -> None:
     if spent != reserved:
-        JudgeTokenLedger.objects.filter(scope__in=_scopes(call, now)).update(tokens=F("tokens") + (spent - reserved))
+        JudgeTokenLedger.objects.filter(scope__in=[b.scope for b in _budgets(call, now)]).update(
+            tokens=F("tokens") + (spent - reserved))
 
 
 def _answered(call: JudgeCall, reply: dict[str, Any], *, resolved: str, tokens_in: int, tokens_out: int,
               cost: float | None, seconds: float | None) -> None:
+    """Record the reply, redacted: of every judge kind, this is where a reply is stored."""
     JudgeCall.objects.filter(id=call.id, status=JudgeCall.Status.IN_FLIGHT).update(
-        status=JudgeCall.Status.ANSWERED, reply=reply, resolved_model=resolved[:200], input_tokens=tokens_in,
-        output_tokens=tokens_out, cost_usd=cost, seconds=seconds, attempts=F("attempts") + 1,
-        answered_at=timezone.now(), last_error="")
+        status=JudgeCall.Status.ANSWERED, reply=output_redactor().value(reply), resolved_model=resolved[:200],
+        input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost, seconds=seconds,
+        attempts=F("attempts") + 1, answered_at=timezone.now(), last_error="", waiting_for_budget=False)
+
+
+def _refused(call: JudgeCall, refusal: BudgetRefused, now: datetime) -> None:
+    """A call a budget refused: failed with the reason if no wait can help, else it waits for the budget
+    (from the next day's start, or sooner if the sweep finds room) without using up a round."""
+    if refusal.final:
+        _unanswered(call, str(refusal), final=True, now=now)
+        return
+    JudgeCall.objects.filter(id=call.id, status=JudgeCall.Status.IN_FLIGHT).update(
+        status=JudgeCall.Status.PENDING, waiting_for_budget=True, last_error=str(refusal)[:2000],
+        next_attempt_at=next_budget_day(now))
+    logger.info("judge call %s (%s, %s) waits for budget: %s", call.id, call.scorer, call.model, refusal)
 
 
 def _unanswered(call: JudgeCall, reason: str, *, final: bool, now: datetime) -> None:
-    """Wait for the next round (doubling from JUDGE_RETRY_SECONDS), or fail after JUDGE_MAX_ROUNDS."""
+    """Wait for the next round (doubling from JUDGE_RETRY_SECONDS), or fail after JUDGE_MAX_ROUNDS. The
+    reason is redacted before it is stored or logged (an error can quote what the judge printed)."""
+    reason = output_redactor().text(reason)
     attempts = call.attempts + 1
     give_up = final or attempts >= settings.JUDGE_MAX_ROUNDS
     delay = settings.JUDGE_RETRY_SECONDS * 2 ** (attempts - 1)
     JudgeCall.objects.filter(id=call.id, status=JudgeCall.Status.IN_FLIGHT).update(
         status=JudgeCall.Status.FAILED if give_up else JudgeCall.Status.PENDING, attempts=attempts,
-        last_error=reason[:2000], next_attempt_at=None if give_up else now + timedelta(seconds=delay))
+        last_error=reason[:2000], next_attempt_at=None if give_up else now + timedelta(seconds=delay),
+        waiting_for_budget=False)
     logger.warning("judge call %s (%s, %s) %s: %s", call.id, call.scorer, call.model,
                    "failed for good" if give_up else f"waits {delay} s", reason)
 
@@ -238,7 +321,8 @@ def _agent_reply(call: JudgeCall, pred_dir: Path, ref_dir: Path, scratch: Path) 
                     key_envs={"codex": settings.AGENT_JUDGE_CODEX_KEY_ENV,
                               "claude_code": settings.AGENT_JUDGE_CLAUDE_KEY_ENV}, environ=os.environ)
     return run_agent_judge(request, pred_dir=pred_dir, ref_dir=ref_dir, cli=cli, backend=get_backend("bwrap"),
-                           scratch=scratch, memory_bytes=max(settings.SCORING_MEMORY_BYTES, 8 << 30))
+                           scratch=scratch, max_timeout=settings.AGENT_JUDGE_MAX_TIMEOUT_SECONDS,
+                           memory_bytes=max(settings.SCORING_MEMORY_BYTES, 8 << 30))
 
 
 def judge_calls_answer(*, run: ScoringRun, staged: dict[int, tuple[Path, Path]], scratch: Path,
@@ -261,7 +345,7 @@ def judge_calls_answer(*, run: ScoringRun, staged: dict[int, tuple[Path, Path]],
                 try:
                     _reserve(call, reserved, now)
                 except BudgetRefused as exc:
-                    _unanswered(call, str(exc), final=exc.final, now=now)
+                    _refused(call, exc, now)
                     continue
                 pred, ref = staged[call.entry_id]
                 running[pool.submit(client.complete, call.request, _image_reader(pred, ref))] = (call, reserved)
@@ -303,7 +387,7 @@ def judge_calls_answer(*, run: ScoringRun, staged: dict[int, tuple[Path, Path]],
         try:
             _reserve(call, reserved, now)
         except BudgetRefused as exc:
-            _unanswered(call, str(exc), final=exc.final, now=now)
+            _refused(call, exc, now)
             continue
         started = time.monotonic()
         try:
@@ -326,6 +410,17 @@ def judge_waiting_due(*, now: datetime | None = None) -> list[tuple[int, str]]:
     now = now or timezone.now()
     JudgeCall.objects.filter(status=JudgeCall.Status.IN_FLIGHT, claimed_at__lt=now - _stale_after()).update(
         status=JudgeCall.Status.PENDING, next_attempt_at=now)
+    # Calls waiting for a budget are due at the next day's start, or as soon as it has room again.
+    budget_waits = (JudgeCall.objects.filter(status=JudgeCall.Status.PENDING, waiting_for_budget=True,
+                                             next_attempt_at__gt=now, scoring_run__status=ScoringRun.Status.RUNNING)
+                    .order_by("scoring_run_id", "entry__instance_id", "id"))
+    checked: set[tuple[int, str]] = set()
+    for call in budget_waits.select_related("entry"):
+        group = (call.scoring_run_id, call.entry.instance_id)
+        if group not in checked:
+            checked.add(group)
+            if _budget_room(call, now):
+                budget_waits.filter(scoring_run_id=group[0], entry__instance_id=group[1]).update(next_attempt_at=now)
     due = (JudgeCall.objects.filter(status=JudgeCall.Status.PENDING, next_attempt_at__lte=now,
                                     scoring_run__status=ScoringRun.Status.RUNNING)
            .values_list("scoring_run_id", "entry__instance_id").distinct())
@@ -339,14 +434,22 @@ def judge_waiting_due(*, now: datetime | None = None) -> list[tuple[int, str]]:
 
 
 def judge_waiting(*, scoring_run_id: int) -> dict[str, Any] | None:
-    """What the run page says while results wait for a judge: how many, the next try, the last error."""
+    """What the run page says while results wait for a judge: for an endpoint that did not answer, how
+    many results, the next try and the last error; for a budget (`budget`), how many results, why, and
+    when the day's budgets refill at the latest. None when nothing waits for either."""
     waiting = JudgeCall.objects.filter(scoring_run_id=scoring_run_id,
                                        status__in=[JudgeCall.Status.PENDING, JudgeCall.Status.IN_FLIGHT])
-    retrying = waiting.filter(attempts__gt=0)
-    if not retrying.exists():
+    for_endpoint = waiting.filter(waiting_for_budget=False)
+    retrying = for_endpoint.filter(attempts__gt=0)
+    for_budget = waiting.filter(waiting_for_budget=True)
+    if not retrying.exists() and not for_budget.exists():
         return None
     latest = retrying.order_by("-next_attempt_at").first()
-    return {"results": waiting.values("entry_id").distinct().count(), "calls": waiting.count(),
+    refused = for_budget.order_by("-id").first()
+    return {"results": for_endpoint.values("entry_id").distinct().count() if latest else 0,
+            "calls": for_endpoint.count() if latest else 0,
             "next_attempt_at": min((c for c in retrying.values_list("next_attempt_at", flat=True) if c),
                                    default=None),
-            "attempts": latest.attempts if latest else 0, "last_error": latest.last_error if latest else ""}
+            "attempts": latest.attempts if latest else 0, "last_error": latest.last_error if latest else "",
+            "budget": {"results": for_budget.values("entry_id").distinct().count(), "calls": for_budget.count(),
+                       "reason": refused.last_error, "resumes_at": refused.next_attempt_at} if refused else None}

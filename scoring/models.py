@@ -9,6 +9,13 @@ from django.utils import timezone
 
 
 class Task(models.Model):
+    # What the public statuses mean, in the words the catalog and the publish form show.
+    STATUS_MEANINGS = {
+        "final": "calibrated, with frozen prompts: part of the benchmark proper",
+        "sample": "a worked example of the task format; its instances are in the datasets and it is scored "
+                  "here like any other task (the upstream benchmark's official runs leave samples out)",
+    }
+
     class Status(models.TextChoices):
         SAMPLE = "sample"
         FINAL = "final"
@@ -160,7 +167,10 @@ class JudgeCall(models.Model):
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
-    reply = models.JSONField(default=dict)  # what the engine replays: text, usage, cost (no secrets)
+    # Refused by a token budget that refills (the day's, or the owner's daily share): it waits for the
+    # budget without using up its rounds, and is never failed for it.
+    waiting_for_budget = models.BooleanField(default=False)
+    reply = models.JSONField(default=dict)  # the judge's reply, redacted (scoring.judging.redaction)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.FloatField(null=True, blank=True)
@@ -178,10 +188,11 @@ class JudgeCall(models.Model):
 
 
 class JudgeTokenLedger(models.Model):
-    """Judge tokens spent (and reserved for calls in flight) per scope: `run:<id>` and `day:<date>`.
-    The row `in-flight` holds no tokens: claims lock it so the cap on calls in flight is exact."""
+    """Judge tokens spent (and reserved for calls in flight) per scope: `run:<id>`, `day:<date>` and
+    `user:<owner id>:<date>` (an account's daily share). The row `in-flight` holds no tokens: claims
+    lock it so the cap on calls in flight is exact."""
 
     IN_FLIGHT_LOCK = "in-flight"
 
-    scope = models.CharField(max_length=40, primary_key=True)
+    scope = models.CharField(max_length=80, primary_key=True)
     tokens = models.BigIntegerField(default=0)

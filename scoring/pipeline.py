@@ -37,8 +37,10 @@ from scoring.judge_services import (
     judge_calls_answer,
     judge_calls_summary,
     judge_failure,
+    judge_replies,
     judge_requests_record,
 )
+from scoring.judging.verdicts import details_completed
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.sandbox import SandboxBackend, SandboxError, SandboxResult
 from scoring.sandbox.limits import scoring_limits
@@ -339,6 +341,10 @@ def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path,
         if not todo:
             break
     for key, outcome in outcomes.items():
+        result = outcome.get("result")
+        if isinstance(result, dict) and result.get("judge_calls_used"):
+            # The judges' raw replies and reasonings never entered the sandbox: they are put back here.
+            details_completed(result, judge_replies(scoring_run_id=run.id, entry_id=key))
         if outcome.get("outcome") == InstanceScore.Outcome.SCORED and outcome["result"].get("judge_calls_used"):
             outcome["result"]["judged"] = True
             outcome["result"]["judge_calls"] = judge_calls_summary(scoring_run_id=run.id, entry_id=key)

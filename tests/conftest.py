@@ -21,6 +21,7 @@ from tests.support import (
     Persona,
     agent_results,
     cli_env,
+    enrol_totp,
     extract_instances,
     free_port,
     start_celery_worker,
@@ -75,7 +76,10 @@ def _make_user(email: str, maintainer: bool = False) -> Persona:
     user = User.objects.create_user(email=email, password=PASSWORD, display_name=email.split("@")[0].title())
     EmailAddress.objects.create(user=user, email=email, verified=True, primary=True)
     if maintainer:
+        # Maintainers must have a second factor (portal.accounts.middleware): this one has an authenticator
+        # app, whose codes tests compute from the secret (tests.support.totp_code).
         user_make_maintainer(user=user)
+        return Persona(user=user, email=email, totp_secret=enrol_totp(user))
     return Persona(user=user, email=email)
 
 

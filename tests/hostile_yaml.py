@@ -9,3 +9,9 @@ def alias_bomb(depth: int, key: str = "notes") -> str:
         lines.append(f"l{level}: &l{level} [{', '.join([ref] * 9)}]")
     lines.append(f"{key}: *l{depth}")
     return "\n".join(lines) + "\n"
+
+
+def deeply_nested(depth: int, opening: str = "[", closing: str = "]") -> str:
+    """A flow collection nested `depth` levels deep: two bytes a level, and PyYAML's composer recurses
+    once per level (past Python's recursion limit at about 1,000 levels)."""
+    return opening * depth + closing * depth

@@ -14,6 +14,8 @@ predicted text file, or in a PNG's text chunk for image judges (`png_with_script
     slow:<seconds>:<n> waits, then answers well:<n> (past a client's timeout)
     429:<n>           the first identical request gets 429, the next ones well:<n>
     500               always HTTP 500
+    leak:<n>          well:<n>, its reasoning quoting the credentials the request came with (a gateway
+                      that echoes them: what a judge returns is not trusted to be free of secrets)
 
 Every request is kept (`requests`) with its path, headers and JSON body; `max_in_flight` is the most
 requests it ever served at once. `latency` delays every answer.
@@ -124,7 +126,11 @@ class JudgeEndpoint:
             seconds, _, arg = arg.partition(":")
             delay += float(seconds)
             kind = "well"
-        text = self.reply_text(kind, arg, nth)
+        if kind == "leak":
+            sent = (headers or {}).get("authorization") or (headers or {}).get("x-api-key") or ""
+            text = json.dumps({"score": float(arg), "reasoning": f"leak {arg}: called with {sent}"})
+        else:
+            text = self.reply_text(kind, arg, nth)
         return 200, self.wire_body(path, body, text), delay
 
     @staticmethod

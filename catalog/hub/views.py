@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -24,13 +24,19 @@ from rest_framework.views import APIView
 from catalog.hub import selectors
 from catalog.hub.selectors import BadRequest, HubError
 from catalog.throttles import DownloadThrottle
+from portal.errors import ValidationFailed
+from portal.pagination import whole_number
 from portal.public_urls import public_url
 
-RANGE_RE = re.compile(r"bytes=(\d*)-(\d*)")
+RANGE_RE = re.compile(r"bytes=([0-9]*)-([0-9]*)", re.ASCII)
+# Byte positions with more digits than this are past the end of any file (and int() refuses 4,300).
+_POSITION_DIGITS = 18
 
 
-def _ascii(text: str) -> str:
-    return text.encode("ascii", "replace").decode()[:500]
+def _header_text(text: str) -> str:
+    """`text` fit for a header: printable ASCII only. Control characters (which a request can put in a
+    message through its path) and non-ASCII are written as escapes, so no header ever carries one."""
+    return text.encode("unicode_escape").decode("ascii")[:500]
 
 
 def _error(status: int, code: str, message: str, commit: str | None = None) -> HttpResponse:
@@ -38,7 +44,7 @@ def _error(status: int, code: str, message: str, commit: str | None = None) -> H
     # X-Error-Message (or the body's "error") to the user.
     response = JsonResponse({"error": message}, status=status)
     response["X-Error-Code"] = code
-    response["X-Error-Message"] = _ascii(message)
+    response["X-Error-Message"] = _header_text(message)
     if commit:
         response["X-Repo-Commit"] = commit
     return response
@@ -78,13 +84,18 @@ class TreeView(HubView):
         recursive = request.query_params.get("recursive", "").lower() in ("1", "true")
         entries = selectors.tree_entries(resolved, path, recursive)
         cursor = request.query_params.get("cursor", "0")
-        if not cursor.isdigit() or int(cursor) > len(entries):
-            raise BadRequest(f"Invalid cursor {cursor[:40]!r}.")
-        start, size = int(cursor), settings.HUB_TREE_PAGE_SIZE
+        try:
+            start = whole_number(cursor, "cursor", ceiling=len(entries) + 1)
+        except ValidationFailed:
+            start = -1
+        if not 0 <= start <= len(entries):
+            raise BadRequest(f"Invalid cursor {cursor[:40]!r}: use the Link header of the previous page.")
+        size = settings.HUB_TREE_PAGE_SIZE
         response = JsonResponse(entries[start:start + size], safe=False)
         if start + size < len(entries):
             query = {k: v for k, v in request.query_params.items() if k != "cursor"}
-            next_url = public_url(f"{request.path}?{urlencode({**query, 'cursor': start + size})}", request)
+            path = quote(request.path, safe="/")  # as received, but never a raw control character
+            next_url = public_url(f"{path}?{urlencode({**query, 'cursor': start + size})}", request)
             response["Link"] = f'<{next_url}>; rel="next"'
         return response
 
@@ -96,17 +107,25 @@ def _byte_range(header: str, size: int) -> tuple[int, int] | None:
     match = RANGE_RE.fullmatch(header.strip())
     if match is None or match.groups() == ("", ""):
         raise _Unsatisfiable(f"Unsupported Range {header[:80]!r}: only one 'bytes=first-last' range is served.")
-    first, last = match.groups()
-    if first == "":  # suffix: the last N bytes
-        length = int(last)
-        if length == 0 or size == 0:
+    first, last = (_position(part) for part in match.groups())
+    if first is None:  # suffix: the last N bytes
+        assert last is not None
+        if last == 0 or size == 0:
             raise _Unsatisfiable(f"Range {header[:80]!r} selects no bytes of a {size}-byte file.")
-        return max(size - length, 0), size - 1
-    start = int(first)
-    end = min(int(last), size - 1) if last else size - 1
-    if start >= size or (last and int(last) < start):
+        return max(size - last, 0), size - 1
+    end = min(last, size - 1) if last is not None else size - 1
+    if first >= size or (last is not None and last < first):
         raise _Unsatisfiable(f"Range {header[:80]!r} is outside the file ({size} bytes).")
-    return start, end
+    return first, end
+
+
+def _position(digits: str) -> int | None:
+    """A byte position of a Range header (None when absent); a huge one is past every file's end."""
+    if not digits:
+        return None
+    if len(digits.lstrip("0")) > _POSITION_DIGITS:
+        return 10 ** _POSITION_DIGITS
+    return int(digits)
 
 
 class _Unsatisfiable(HubError):

@@ -42,11 +42,11 @@ from contracts.digests import has_volatile_keys, stable_json_digest
 from contracts.task_files import PORTAL_TASK_ID_RE
 from scoring.engine import TaskDefinitionError, load_task, sample_params, static_validate
 from scoring.engine.cli import score_argv
-from scoring.engine.judge_models import JUDGE_SCORERS, judge_config_problems
+from scoring.engine.judge_models import JUDGE_SCORERS, agent_judge_timeout_notes, judge_config_problems
 from scoring.engine.safe_yaml import untrusted_yaml_load
 from scoring.engine.static_checks import PORTAL_CHECK
 from scoring.engine.taskdef import mapping_at
-from scoring.judging.local import endpoint_status, score_with_judges
+from scoring.judging.local import agent_judge_ceiling, endpoint_status, score_with_judges
 
 SELFCHECK_SKIPPED_SCORERS = frozenset({"multimodal", "llm_judge", "agent_judge", "code_analysis"})
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -341,9 +341,13 @@ def judges_config_check(task: dict[str, Any]) -> Check | None:
     problems = judge_config_problems(evaluation)
     if not entries:
         return None
+    # The ceiling the Portal's workers and local scoring apply (ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT, default
+    # 1800 s): a longer timeout is clamped, not refused.
+    clamped = [f"[warning] {note}" for note in
+               agent_judge_timeout_notes(evaluation, agent_judge_ceiling(os.environ), "the scoring")]
     if problems:
-        return Check("judges", False, f"{len(problems)} problem(s) with the judge scorers", problems)
-    return Check("judges", True, "every judge scorer names a model that routes and a usable rubric")
+        return Check("judges", False, f"{len(problems)} problem(s) with the judge scorers", problems + clamped)
+    return Check("judges", True, "every judge scorer names a model that routes and a usable rubric", clamped)
 
 
 def run_judge_selfcheck(task: dict[str, Any], instance: Path, pred: Path, params: dict[str, Any], work: Path,

@@ -7,9 +7,7 @@ import click
 
 from cli_client.context import CliContext, pass_cli
 from cli_client.errors import CliError, PortalHttpError
-from cli_client.remote.endpoints import token_settings_url
-
-ENDPOINT_HELP = "Portal URL (default: $ASIBENCH_SUBMIT_ENDPOINT, then the official Portal)"
+from cli_client.remote.endpoints import ENDPOINT_HELP, token_settings_url
 
 
 def who(user: dict[str, Any]) -> str:
@@ -113,16 +111,17 @@ def auth_group() -> None:
 @auth_group.command("status")
 @pass_cli
 def status(cli_ctx: CliContext) -> None:
-    """Show which credential each Portal endpoint would use."""
+    """Show which credential each Portal endpoint would use, and which Portal commands talk to."""
     env_token = cli_ctx.env.get("ASIBENCH_SUBMIT_TOKEN")
     if env_token:
         click.echo(f"env    ASIBENCH_SUBMIT_TOKEN = {env_token[:12]}…  (takes precedence)")
     entries = cli_ctx.credentials.entries()
     if not entries and not env_token:
         click.echo("Not logged in — run `asibench login`, or set ASIBENCH_SUBMIT_TOKEN.")
-        return
     for api_base, entry in entries.items():
         click.echo(
             f"stored {api_base}  as {who(entry.get('user') or {})}  "
             f"({entry['token'][:12]}…, saved {entry.get('created_at') or '?'})"
         )
+    endpoint, source = cli_ctx.endpoint(None)
+    click.echo(f"Commands talk to {endpoint} (from {source}; --endpoint overrides it).")

@@ -8,6 +8,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 
 from cli_client.context import CliContext, pass_cli
 from cli_client.errors import CliError
+from cli_client.remote.endpoints import ENDPOINT_HELP
 from cli_client.remote.instance_fetch import list_instances, pull_instance
 
 
@@ -16,7 +17,7 @@ from cli_client.remote.instance_fetch import list_instances, pull_instance
 @click.option("--tasks", default="", help="Comma-separated task ids (default: every task).")
 @click.option("--output-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("hf_instances"))
 @click.option("--overwrite", is_flag=True, help="Download again even if an instance is present and intact.")
-@click.option("--endpoint", default=None, help="Portal URL (default: $ASIBENCH_SUBMIT_ENDPOINT, then the official one)")
+@click.option("--endpoint", default=None, help=ENDPOINT_HELP)
 @pass_cli
 def pull(cli_ctx: CliContext, repo: str, tasks: str, output_dir: Path, overwrite: bool, endpoint: str | None) -> None:
     """Download instances (prompts, data, task_info.json; references only for seed31415)."""

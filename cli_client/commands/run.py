@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from cli_client.context import CliContext, pass_cli
-from cli_client.errors import CliError
+from cli_client.errors import CliError, RunsIncomplete
 from cli_client.running.runner import Outcome, Runner, RunOptions, WorkItem
 from cli_client.ui import console as make_console
 from contracts import PROMPT_LEVELS
@@ -89,6 +89,8 @@ def run(cli_ctx: CliContext, instances_dir: Path, agent_cmd: str, sandbox: str, 
     """Run an agent command on every instance and prompt level; write a results tree for `submit`/`score`.
 
     Rerunning with the same --output-dir skips work whose result file is already complete.
+    Exit status: 0 when every agent run completed, 3 when some failed or timed out (their results are
+    written too), 1 when none completed or the run could not start.
     """
     options = RunOptions(
         instances_dir=instances_dir, output_dir=output_dir, agent_cmd=agent_cmd, sandbox=sandbox,
@@ -121,3 +123,19 @@ def run(cli_ctx: CliContext, instances_dir: Path, agent_cmd: str, sandbox: str, 
     skipped = sum(o.skipped for o in outcomes)
     click.echo(f"{len(outcomes)} runs: {counts['completed']} completed, {counts['failed']} failed, "
                f"{counts['timeout']} timed out ({skipped} already done). Results in {output_dir}")
+    raise_unless_all_completed(outcomes, output_dir)
+
+
+def raise_unless_all_completed(outcomes: list[Outcome], output_dir: Path) -> None:
+    """The exit status of a run (cli_client.errors.ExitStatus): OK when every agent run completed,
+    RUNS_INCOMPLETE when only some did, ERROR when none did."""
+    unfinished = [o for o in outcomes if o.status != "completed"]
+    if not unfinished:
+        return
+    failed = sum(o.status == "failed" for o in unfinished)
+    what = f"{failed} failed, {len(unfinished) - failed} timed out"
+    where = f"agent_output.error_message and .log in each result under {output_dir} say why"
+    if len(unfinished) == len(outcomes):
+        raise CliError(f"No agent run completed ({what}); {where}.")
+    raise RunsIncomplete(f"{len(unfinished)} of {len(outcomes)} agent runs did not complete ({what}); {where}. "
+                         "The other results are written and can be submitted.")

@@ -1,5 +1,7 @@
 """`asibench submit`: bundle a produce-only run (schema v1) and upload it as a draft (client contract §3)."""
 
+import tempfile
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -8,11 +10,12 @@ import click
 
 from cli_client.context import CliContext, error_detail, pass_cli
 from cli_client.errors import CliError, PortalHttpError
-from cli_client.remote.endpoints import bundle_upload_url, portal_api_base
+from cli_client.remote.endpoints import bundle_upload_url, given_endpoint, origin, portal_api_base
 from cli_client.remote.follow import follow_submission, print_final, progress_url
 from contracts.bundle import (
     BundleBuildError,
     BundleSummary,
+    ResultRecord,
     build_bundle,
     scan_results,
     validate_records,
@@ -40,12 +43,26 @@ def bundle_paths(results_dir: Path, output: str | None, now: datetime | None = N
     return path, path.with_name(path.name + ".tar.gz")
 
 
-def explicit_endpoint(cli_ctx: CliContext, endpoint: str | None) -> str | None:
-    """--endpoint, then ASIBENCH_SUBMIT_ENDPOINT / AI4SCI_SUBMIT_ENDPOINT; None means build only."""
-    for candidate in (endpoint, cli_ctx.env.get("ASIBENCH_SUBMIT_ENDPOINT"), cli_ctx.env.get("AI4SCI_SUBMIT_ENDPOINT")):
-        if candidate and candidate.strip():
-            return candidate.strip()
-    return None
+def upload_target(cli_ctx: CliContext, endpoint: str | None) -> str | None:
+    """Where to upload: --endpoint, then ASIBENCH_SUBMIT_ENDPOINT / AI4SCI_SUBMIT_ENDPOINT, then the Portal
+    of the most recent `asibench login`; None (build only) when none of them names one. Unlike the
+    official client, a run is never sent to the official Portal unless the user named it somewhere."""
+    given = given_endpoint(endpoint, cli_ctx.env)
+    return given[0] if given else cli_ctx.saved_api_base()
+
+
+def check_token(cli_ctx: CliContext, api_base: str, token: str) -> None:
+    """Ask the Portal whose token this is before anything is packed: a refused token is reported in a
+    second, not after building and sending the whole bundle."""
+    try:
+        cli_ctx.json("GET", f"{api_base}/me", token=token, timeout=30)
+    except PortalHttpError as exc:
+        if exc.status in (401, 403):
+            raise CliError(f"The Portal at {origin(api_base)} refused the token ({exc.detail.rstrip('.')}): run "
+                           "`asibench login`, or pass --token / set ASIBENCH_SUBMIT_TOKEN. Nothing was packed or "
+                           "uploaded.") from exc
+        raise CliError(f"Could not check the token with the Portal at {origin(api_base)} ({exc}); nothing was "
+                       "packed or uploaded.") from exc
 
 
 def _format_size(size: int) -> str:
@@ -56,13 +73,17 @@ def _format_size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
 
-def _print_summary(summary: BundleSummary, archive: Path | None) -> None:
-    click.echo(f"Bundle built: {summary.bundle_dir}")
+def _print_summary(summary: BundleSummary, archive: Path | None, kept: bool) -> None:
+    if kept:
+        click.echo(f"Bundle built: {summary.bundle_dir}")
+    else:
+        click.echo("Bundle packed (in a temporary directory, removed after the upload):")
     click.echo(f"  instances: {summary.instance_count}")
     if summary.run_metadata_included:
         click.echo("  run_metadata.json: included")
     if archive is not None:
-        click.echo(f"  archive:   {archive} ({_format_size(archive.stat().st_size)})")
+        shown = f"{archive} " if kept else ""
+        click.echo(f"  archive:   {shown}({_format_size(archive.stat().st_size)})")
     flagged = summary.entries_missing_outputs
     if flagged:
         click.secho(
@@ -110,6 +131,17 @@ def _print_reply(reply: dict[str, Any]) -> None:
         click.echo(f"  incomplete instances: {len(incomplete)}")
     if reply.get("message"):
         click.echo(f"  {reply['message']}")
+    if reply.get("created") is False:
+        # Our Portal's answer when it already holds these results (the same bytes, or the same result
+        # files packed again): no new draft was made.
+        state = reply.get("state") or reply.get("status") or "?"
+        url = reply.get("run_url") or reply.get("confirm_url") or ""
+        click.secho(f"\n  ALREADY SUBMITTED — the Portal already has these results as run {submission_id} "
+                    f"({state}); nothing new was created.\n    {url}", fg="yellow")
+        if reply.get("confirm_url"):
+            click.secho("  It is still a DRAFT: open the page above and click Confirm to queue it for scoring.",
+                        fg="cyan")
+        return
     if reply.get("confirm_url"):
         click.secho(
             "\n  UPLOAD COMPLETE — confirmation is still required.\n"
@@ -126,7 +158,9 @@ def _print_reply(reply: dict[str, Any]) -> None:
               help="Bundle path: a dir, or a *.tar.gz archive. Default: <results-dir>/submission_<timestamp>.tar.gz")
 @click.option("--note", default=None, help="Free-form submitter note (team / model).")
 @click.option("--benchmark-repo", default=None, help="Official seed42 dataset, recorded for provenance.")
-@click.option("--endpoint", default=None, help="Portal URL (default: $ASIBENCH_SUBMIT_ENDPOINT).")
+@click.option("--endpoint", default=None,
+              help="Portal URL (default: $ASIBENCH_SUBMIT_ENDPOINT, then the Portal of your last `asibench login`; "
+                   "with neither, the bundle is only built).")
 @click.option("--token", default=None, help="CLI token (default: $ASIBENCH_SUBMIT_TOKEN, then the saved login).")
 @click.option("--no-upload", is_flag=True, help="Build the bundle only; never upload.")
 @click.option("--no-archive", is_flag=True, help="Keep the bundle directory only, no .tar.gz (implies --no-upload).")
@@ -140,7 +174,12 @@ def _print_reply(reply: dict[str, Any]) -> None:
 def submit(cli_ctx: CliContext, results_dir: str, output: str | None, note: str | None,
            benchmark_repo: str | None, endpoint: str | None, token: str | None, no_upload: bool,
            no_archive: bool, wait: bool, wait_timeout: float | None, poll_interval: float) -> None:
-    """Bundle a seed42 run and upload it; the run stays a DRAFT until you confirm it in the browser."""
+    """Bundle a seed42 run and upload it; the run stays a DRAFT until you confirm it in the browser.
+
+    Uploads go to --endpoint, $ASIBENCH_SUBMIT_ENDPOINT, or the Portal of your last `asibench login`;
+    with none of them (or --no-upload) the bundle is only built. The token is checked before packing.
+    An upload is packed in a temporary directory (removed afterwards) unless --output names a path.
+    """
     results = Path(results_dir)
     if not results.is_dir():
         raise CliError(f"Results directory not found: {results}")
@@ -150,26 +189,40 @@ def submit(cli_ctx: CliContext, results_dir: str, output: str | None, note: str 
             raise BundleBuildError(f"No per-instance result JSON found under {results}. Run `asibench run ...` first.")
         # Every record is checked before anything is written, credentials read or the network touched.
         validate_records(records, benchmark_repo)
-        bundle_dir, archive_path = bundle_paths(results, output)
-        summary = build_bundle(results, bundle_dir, note, benchmark_repo, records=records)
     except BundleBuildError as exc:
         raise CliError(str(exc)) from exc
-    archive = None if no_archive else write_archive(bundle_dir, archive_path)
-    _print_summary(summary, archive)
 
-    target = explicit_endpoint(cli_ctx, endpoint)
-    if archive is None or no_upload or target is None:
-        reason = ("--no-archive (no tarball to send)" if archive is None else "--no-upload" if no_upload
-                  else "no endpoint: pass --endpoint or set ASIBENCH_SUBMIT_ENDPOINT")
+    target = None if (no_upload or no_archive) else upload_target(cli_ctx, endpoint)
+    if target is None:
+        bundle_dir, archive_path = bundle_paths(results, output)
+        summary = _build(results, bundle_dir, note, benchmark_repo, records)
+        archive = None if no_archive else write_archive(bundle_dir, archive_path)
+        _print_summary(summary, archive, kept=True)
+        reason = ("--no-archive (no tarball to send)" if no_archive else "--no-upload" if no_upload
+                  else "no endpoint: pass --endpoint, set ASIBENCH_SUBMIT_ENDPOINT or run `asibench login`")
         click.secho(f"\n{NOT_SUBMITTED} ({reason}). The bundle is ready above.", fg="yellow")
         return
-    api_base = portal_api_base(target) or target.rstrip("/")
+
+    portal_api = portal_api_base(target)
+    api_base = portal_api or target.rstrip("/")
     secret = cli_ctx.resolve_token(api_base, token)
     if not secret:
         raise CliError(NO_TOKEN)
-    url = bundle_upload_url(target)
-    click.echo(f"\nUploading to {url} ...")
-    reply = upload_archive(cli_ctx, url, archive, secret)
+    if portal_api is not None:  # a custom receiver (contract §1.4) has no /me to ask
+        check_token(cli_ctx, portal_api, secret)
+    with ExitStack() as cleanup:
+        if output is None:
+            # Outside the results dir: re-running submit must not leave a bundle there each time.
+            packing = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="asibench-submit-")))
+            bundle_dir, archive_path = bundle_paths(packing, None)
+        else:
+            bundle_dir, archive_path = bundle_paths(results, output)
+        summary = _build(results, bundle_dir, note, benchmark_repo, records)
+        archive = write_archive(bundle_dir, archive_path)
+        _print_summary(summary, archive, kept=output is not None)
+        url = bundle_upload_url(target)
+        click.echo(f"\nUploading to {url} ...")
+        reply = upload_archive(cli_ctx, url, archive, secret)
     _print_reply(reply)
     if wait:
         status_url = progress_url(api_base, reply)
@@ -178,3 +231,11 @@ def submit(cli_ctx: CliContext, results_dir: str, output: str | None, note: str 
         click.echo("")
         final = follow_submission(cli_ctx, status_url, secret, interval=poll_interval, timeout=wait_timeout)
         print_final(final)
+
+
+def _build(results: Path, bundle_dir: Path, note: str | None, benchmark_repo: str | None,
+           records: list[ResultRecord]) -> BundleSummary:
+    try:
+        return build_bundle(results, bundle_dir, note, benchmark_repo, records=records)
+    except BundleBuildError as exc:
+        raise CliError(str(exc)) from exc

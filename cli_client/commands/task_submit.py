@@ -20,7 +20,7 @@ import yaml
 from cli_client.commands.auth import validate_token
 from cli_client.context import CliContext, pass_cli
 from cli_client.errors import CliError, PortalHttpError
-from cli_client.remote.endpoints import proposal_page_url, token_settings_url
+from cli_client.remote.endpoints import ENDPOINT_HELP, proposal_page_url, token_settings_url
 from contracts.digests import sha256_bytes
 from contracts.task_files import (
     CLIENT_TASK_ID_RE,
@@ -140,6 +140,18 @@ def sync_draft(cli_ctx: CliContext, api: str, token: str, task: LocalTask, force
     return str(proposal_id), refreshed.get("completeness") or {}
 
 
+def missing_reasons(completeness: dict[str, Any]) -> list[str]:
+    """`<step>: needs …` for each step the Draft page marks missing, in the page's words (the Portal's
+    `completeness.steps`; a Portal that sends none gives no lines)."""
+    steps = completeness.get("steps")
+    lines = []
+    for step in steps if isinstance(steps, list) else []:
+        needs = step.get("needs") if isinstance(step, dict) else None
+        if isinstance(needs, list) and needs and not step.get("done"):
+            lines.append(f"{step.get('title') or step.get('key')}: needs {'; '.join(str(n) for n in needs)}")
+    return lines
+
+
 def _interactive(cli_ctx: CliContext) -> bool:
     return bool(getattr(cli_ctx.stdin, "isatty", lambda: False)())
 
@@ -155,7 +167,7 @@ def _prompt_token(cli_ctx: CliContext, api: str) -> str:
 @click.command("submit")
 @click.option("--task-dir", required=True, type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="Local Task root containing task_meta.yaml")
-@click.option("--endpoint", default=None, help="Portal URL (default: $ASIBENCH_SUBMIT_ENDPOINT, then official Portal)")
+@click.option("--endpoint", default=None, help=ENDPOINT_HELP)
 @click.option("--force-file-sync", is_flag=True, default=False,
               help="Replace conflicting server files after reviewing the Draft")
 @pass_cli
@@ -193,5 +205,7 @@ def submit(cli_ctx: CliContext, task_dir: Path, endpoint: str | None, force_file
     missing = completeness.get("missing") or []
     if missing:
         click.secho("Missing: " + ", ".join(str(m) for m in missing), fg="yellow")
+    for line in missing_reasons(completeness):
+        click.secho(f"  {line}", fg="yellow")
     click.echo(f"Review the exact file list and imported fields, then submit:\n  {url}")
     cli_ctx.open_browser(url)

@@ -2,6 +2,7 @@
 
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -59,3 +60,18 @@ class CredentialStore:
 
     def entries(self) -> dict[str, dict[str, Any]]:
         return {k: v for k, v in self._read_all().items() if isinstance(v, dict) and v.get("token")}
+
+    def latest_api_base(self, is_api_base: Callable[[str], bool]) -> str | None:
+        """The API base of the most recent saved login whose key `is_api_base` accepts (a Portal's, not a
+        custom receiver's); logins saved at the same time (or without a readable time) go by file order."""
+        ranked = [(_saved_at(entry), order, key) for order, (key, entry) in enumerate(self.entries().items())
+                  if is_api_base(key)]
+        return max(ranked)[2] if ranked else None
+
+
+def _saved_at(entry: dict[str, Any]) -> datetime:
+    try:
+        saved = datetime.fromisoformat(str(entry.get("created_at")))
+    except ValueError:
+        return datetime.min.replace(tzinfo=UTC)
+    return saved if saved.tzinfo else saved.replace(tzinfo=UTC)

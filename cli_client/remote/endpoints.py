@@ -1,4 +1,5 @@
-"""Endpoint resolution exactly as the official client does it (client contract §1)."""
+"""Endpoint resolution (client contract §1): --endpoint, ASIBENCH_SUBMIT_ENDPOINT, AI4SCI_SUBMIT_ENDPOINT as the
+official client; then, unlike it, the Portal of the last `asibench login` (cli_client.context), then the default."""
 
 import os
 from collections.abc import Mapping
@@ -9,11 +10,22 @@ _API_SUFFIXES = ("/submissions/bundle", "/proposals", "/submissions")
 _PAGE_SUFFIXES = ("/proposals/new", "/submit-results", "/settings", "/activate", "/dashboard")
 
 
-def submit_endpoint(explicit: str | None, env: Mapping[str, str] = os.environ) -> str:
-    for candidate in (explicit, env.get("ASIBENCH_SUBMIT_ENDPOINT"), env.get("AI4SCI_SUBMIT_ENDPOINT")):
+ENDPOINT_SOURCES = (("--endpoint", None), ("ASIBENCH_SUBMIT_ENDPOINT", "ASIBENCH_SUBMIT_ENDPOINT"),
+                    ("AI4SCI_SUBMIT_ENDPOINT", "AI4SCI_SUBMIT_ENDPOINT"))
+SAVED_LOGIN = "the saved login"
+DEFAULT_SOURCE = "the default"
+ENDPOINT_HELP = ("Portal URL (default: $ASIBENCH_SUBMIT_ENDPOINT, then the Portal of your last `asibench login`, "
+                 "then the official Portal)")
+
+
+def given_endpoint(explicit: str | None, env: Mapping[str, str] = os.environ) -> tuple[str, str] | None:
+    """(endpoint, where it came from) when the user named one: --endpoint, then the environment
+    (the official client's order, contract §1.1); None when neither did. Empty strings count as unset."""
+    for (source, variable) in ENDPOINT_SOURCES:
+        candidate = explicit if variable is None else env.get(variable)
         if candidate and candidate.strip():
-            return candidate.strip()
-    return DEFAULT_ENDPOINT
+            return candidate.strip(), source
+    return None
 
 
 def portal_api_base(endpoint: str) -> str | None:

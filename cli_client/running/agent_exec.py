@@ -5,9 +5,10 @@ Both modes kill the whole process tree when the command ends or its time is up:
 - `none`: the command leads a new session whose group is SIGKILLed (scoring.sandbox.process.drive);
   this process is also a child subreaper, so anything that escaped the group with setsid()
   is re-parented to us and killed by the sweep after the run.
-- `linux_ns`: bwrap runs with --die-with-parent and its own PID namespace; killing bwrap
-  kills the namespace's init and with it every process inside (and, as root, every process
-  of the sandbox's throwaway uid).
+- `linux_ns`: bwrap runs with --die-with-parent and its own PID namespace; the run ends by
+  killing the namespace's init, and with it every process inside, and waits until it is gone
+  (as root, every process of the sandbox's throwaway uid is killed too). Not root, the agent
+  gets the same whole-run limits in a user namespace of its own (docs/sandboxes.md).
 
 What a `linux_ns` agent can reach (client contract §5.10 describes upstream's weaker mode):
 read-only /usr, /bin, /lib*, a few /etc files (plus resolver and CA files, since the

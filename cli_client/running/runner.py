@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cli_client import CLIENT_NAME, CLIENT_VERSION
 from cli_client.errors import CliError
 from cli_client.running import run_records as records
 from cli_client.running.agent_exec import (
@@ -30,6 +31,8 @@ from cli_client.running.agent_exec import (
     run_unsandboxed,
 )
 from contracts import PROMPT_LEVELS
+from contracts.client_identity import KEY as CLIENT_KEY
+from contracts.client_identity import client_provenance
 from contracts.digests import INPUT_DIGEST_SCHEME, instance_dir_input_digest, sha256_file
 from contracts.sandbox_policy import AGENT_SANDBOXES, sandbox_provenance
 from scoring.engine import TaskDefinitionError, anonymised_task_id, declared_outputs, load_task
@@ -469,7 +472,8 @@ class Runner:
         if versions:
             agent_output["file_versions"] = {sanitizer.text(path): v for path, v in versions.items()}
 
-        provenance: dict[str, Any] = {"agent": self.agent_provenance, "sandbox": self.sandbox_provenance}
+        provenance: dict[str, Any] = {"agent": self.agent_provenance, "sandbox": self.sandbox_provenance,
+                                      CLIENT_KEY: client_provenance(CLIENT_NAME, CLIENT_VERSION)}
         # Ties these outputs to the inputs they were made from; the Portal compares it with its own.
         provenance["inputs"] = {"scheme": INPUT_DIGEST_SCHEME, "digest": item.instance.input_digest}
         if item.instance.task is not None:

@@ -1,6 +1,7 @@
 """Reads for accounts."""
 
 from allauth.account.models import EmailAddress
+from allauth.mfa.models import Authenticator
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
@@ -14,6 +15,18 @@ def user_is_maintainer(user: User | AnonymousUser) -> bool:
     if getattr(user, "is_superuser", False):
         return True
     return user.groups.filter(name=MAINTAINERS_GROUP).exists()
+
+
+# What counts as a second factor: an authenticator app or a security key. Recovery codes come with the
+# first of these and stand in for it, so they are no second factor on their own.
+SECOND_FACTORS = (Authenticator.Type.TOTP, Authenticator.Type.WEBAUTHN)
+
+
+def second_factor_missing(user: User | AnonymousUser) -> bool:
+    """A maintainer without a second factor yet: they publish, reject, rescore and read judge replies, so
+    until they enrol one they reach only the enrolment pages, and their CLI tokens are refused."""
+    return user_is_maintainer(user) and not Authenticator.objects.filter(user_id=user.pk,
+                                                                          type__in=SECOND_FACTORS).exists()
 
 
 def user_email_verified(user: User | AnonymousUser) -> bool:

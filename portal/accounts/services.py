@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from portal.accounts.models import MAINTAINERS_GROUP, CliToken, DeviceAuthorization, User
-from portal.accounts.selectors import cli_token_get, user_email_verified
+from portal.accounts.selectors import cli_token_get, second_factor_missing, user_email_verified
 from portal.errors import NotFound, PermissionDenied, PortalError, ValidationFailed
 
 TOKEN_PREFIX = "asi_pat_"
@@ -110,6 +110,9 @@ def cli_token_authenticate(plaintext: str) -> CliToken:
         raise TokenRejected("This token has expired.")
     if not token.user.is_active:
         raise TokenRejected("This account is disabled.")
+    if second_factor_missing(token.user):
+        raise TokenRejected("Maintainer accounts need a second factor: sign in on the Portal and set one up "
+                            "(/accounts/2fa/); your tokens work again once you have.")
     now = timezone.now()
     # Record use at most once a minute, so authenticated requests do not all write.
     if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):

@@ -22,6 +22,7 @@ from contracts.task_files import (
 from portal.submissions.bundle_verify import MAX_ATTEMPT, MAX_COMPONENT_BYTES
 from portal.submissions.scanners import SCANNER_VERSION
 from portal.submissions.services import bundle_limits
+from scoring.engine.safe_yaml import MAX_DEPTH, MAX_NODES
 
 _PLACEHOLDER = re.compile(r"\{\{\s*figure:([a-z0-9_]+)\s*\}\}")
 _PERIODS = {"s": "second", "m": "minute", "h": "hour", "d": "day"}
@@ -103,6 +104,8 @@ FIGURES: dict[str, Callable[[], str]] = {
     "task_files_max_total": lambda: size(MAX_TASK_BYTES),
     "task_files_max_count": lambda: count(MAX_TASK_FILES),
     "task_path_max_chars": lambda: count(MAX_NAME_CHARS),
+    "yaml_max_depth": lambda: count(MAX_DEPTH),
+    "yaml_max_nodes": lambda: count(MAX_NODES),
     "task_file_types": lambda: " ".join(f"`{suffix}`" for suffix in sorted(ALLOWED_EXTENSIONS)),
     "board_confidence": lambda: f"{settings.BOARD_INTERVAL_CONFIDENCE:.0%}",
     "device_code_ttl": lambda: f"{settings.DEVICE_CODE_TTL_SECONDS // 60} minutes",

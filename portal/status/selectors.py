@@ -5,6 +5,7 @@ STATUS_CACHE_SECONDS whatever the traffic, so the page cannot be used to load th
 """
 
 import math
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -43,17 +44,42 @@ def first_scoring_waits(since: datetime) -> list[float]:
                   if finished is not None and confirmed is not None)
 
 
+@dataclass(frozen=True)
+class ScoringWorkers:
+    """The workers seen within WORKER_SEEN_MINUTES, and how many of them can score."""
+
+    alive: int
+    able: int
+    problem: str
+    """What the most recently seen worker that cannot score reported ("" when none)."""
+
+    @property
+    def none_can_score(self) -> bool:
+        """Workers are running and not one of them could ever score a run."""
+        return self.alive > 0 and self.able == 0
+
+
+def scoring_workers(now: datetime | None = None) -> ScoringWorkers:
+    seen_since = (now or timezone.now()) - timedelta(minutes=settings.WORKER_SEEN_MINUTES)
+    live = WorkerHeartbeat.objects.filter(last_seen__gte=seen_since)
+    unable = live.exclude(sandbox_problem="")
+    problem = unable.order_by("-last_seen").values_list("sandbox_problem", flat=True).first() or ""
+    alive = live.count()
+    return ScoringWorkers(alive=alive, able=alive - unable.count(), problem=problem)
+
+
 def status_snapshot(now: datetime | None = None) -> dict[str, Any]:
     now = now or timezone.now()
     waits = first_scoring_waits(now - WAIT_WINDOW)
-    seen_since = now - timedelta(minutes=settings.WORKER_SEEN_MINUTES)
+    workers = scoring_workers(now)
     return {
         "queued": Submission.objects.filter(status=Submission.Status.QUEUED).count(),
         "scoring": Submission.objects.filter(status=Submission.Status.SCORING).count(),
         "scored_last_day": len(waits),
         "wait_p50": percentile(waits, 0.50),
         "wait_p95": percentile(waits, 0.95),
-        "workers": WorkerHeartbeat.objects.filter(last_seen__gte=seen_since).count(),
+        "workers": workers.alive,
+        "workers_unable": workers.alive - workers.able,
         "worker_window_minutes": settings.WORKER_SEEN_MINUTES,
         "generated_at": now,
         "cache_seconds": settings.STATUS_CACHE_SECONDS,

@@ -3,10 +3,15 @@ from datetime import datetime
 from django.utils import timezone
 
 from portal.status.models import WorkerHeartbeat
+from scoring.sandbox.modes import SandboxMode
 
 
-def worker_heartbeat_record(*, hostname: str, now: datetime | None = None) -> None:
-    WorkerHeartbeat.objects.update_or_create(hostname=hostname[:255], defaults={"last_seen": now or timezone.now()})
+def worker_heartbeat_record(*, hostname: str, mode: SandboxMode | None = None, now: datetime | None = None) -> None:
+    """This worker is alive; with `mode`, also the sandbox mode its runs take and why it cannot score, if not."""
+    fields: dict[str, object] = {"last_seen": now or timezone.now()}
+    if mode is not None:
+        fields.update(sandbox_mode=mode.label[:100], sandbox_problem=mode.problem or "")
+    WorkerHeartbeat.objects.update_or_create(hostname=hostname[:255], defaults=fields)
 
 
 def worker_heartbeat_forget(*, hostname: str) -> None:

@@ -8,6 +8,7 @@ from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.public_urls import public_url
 from portal.submissions import selectors, services
+from portal.submissions.models import Submission
 
 
 class UploadThrottle(UserRateThrottle):
@@ -29,17 +30,25 @@ class UploadThrottle(UserRateThrottle):
 
 def intake_response_body(request: object, result: services.IntakeResult) -> dict:
     submission = result.submission
-    return {
+    run_url = public_url(f"/submit/submissions/{submission.id}", request)  # type: ignore[arg-type]
+    state = selectors.run_state(submission)
+    body = {
         "submission_id": str(submission.id),
         "status": submission.status,
         "integrity_ok": submission.integrity_ok,
         "incomplete_instances": list(submission.incomplete_instances),
-        "message": services.intake_message(submission, result.created),
-        "confirm_url": public_url(f"/submit/submissions/{submission.id}", request),  # type: ignore[arg-type]
+        "message": services.intake_message(submission, result.created, run_url),
         "created": result.created,
-        # Added for `asibench submit --wait` (client contract: fields are only ever added).
+        # Added (client contract: fields are only ever added): the run's state with its review decision,
+        # its page, and where `asibench submit --wait` polls.
+        "state": state,
+        "run_url": run_url,
         "status_url": public_url(f"/api/v1/submissions/{submission.id}", request),  # type: ignore[arg-type]
     }
+    if state == Submission.Status.DRAFT:
+        # Only a draft has something to confirm: both clients print a DRAFT banner for a confirm_url.
+        body["confirm_url"] = run_url
+    return body
 
 
 class BundleUploadApi(APIView):
@@ -71,6 +80,7 @@ def progress_response_body(request: object, submission: object, viewer: User) ->
         "submission_id": str(submission.id),  # type: ignore[attr-defined]
         "status": submission.status,  # type: ignore[attr-defined]
         "status_reason": submission.status_reason,  # type: ignore[attr-defined]
+        "state": selectors.run_state(submission),  # type: ignore[arg-type]
         "queue_position": progress["queue_position"],
         "queued_total": progress["queued_total"],
         "progress": {"scored": progress["scored"], "total": progress["total"]},
@@ -90,8 +100,10 @@ def progress_response_body(request: object, submission: object, viewer: User) ->
 def _waiting_body(waiting: dict | None) -> dict | None:
     if not waiting:
         return None
-    next_at = waiting.get("next_attempt_at")
-    return {**waiting, "next_attempt_at": next_at.isoformat() if next_at else None}
+    next_at, budget = waiting.get("next_attempt_at"), waiting.get("budget")
+    if budget:
+        budget = {**budget, "resumes_at": budget["resumes_at"].isoformat() if budget.get("resumes_at") else None}
+    return {**waiting, "next_attempt_at": next_at.isoformat() if next_at else None, "budget": budget}
 
 
 class SubmissionProgressApi(APIView):

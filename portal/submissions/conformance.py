@@ -3,9 +3,10 @@
 None of these refuses a bundle (intake's hard rules are in bundle_verify); each tells a maintainer
 what to look at before publishing: a timeout other than the benchmark's, retries, a client or
 sandbox other than the dataset's policy (settings.DATASET_RUN_POLICY: for seed42 the official
-service's Docker-only rule, even where this Portal accepts more), whole levels without results,
-and a configuration that has been confirmed many times with only small changes in between
-(probing the references).
+service's Docker-only rule, even where this Portal accepts more), results made by more than one
+client (contracts.client_identity), whole levels without results,
+and tasks that their owner has confirmed many times with only small changes in between, whatever the
+labels (probing the references).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from django.conf import settings
 
 from contracts import PROMPT_LEVELS
+from contracts.client_identity import client_label, recorded_client
 from portal.submissions.bundle_verify import VerifiedBundle
 from portal.submissions.evidence import BENCHMARK_TIMEOUT_SECONDS
 from portal.submissions.models import Submission, SubmissionEntry
@@ -25,6 +27,7 @@ KINDS = {
     "timeout": "timeout other than the benchmark's",
     "attempts": "more than one attempt",
     "client_version": "client version outside the dataset's policy",
+    "clients": "results made by more than one client",
     "sandbox": "sandbox outside the dataset's policy",
     "missing_levels": "whole levels without results",
     "probing": "many confirmed attempts with small changes",
@@ -43,10 +46,14 @@ def _outputs_key(outputs: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(o.get("path")), str(o.get("sha256"))) for o in outputs or []))
 
 
-def _probing(bundle: VerifiedBundle, configuration: dict[str, Any]) -> dict[str, str] | None:
-    """Flag when this is at least the Nth run of its configuration and differs from the last confirmed one
-    in only a few results: the pattern of editing a handful of outputs and asking the scorer again."""
-    earlier = Submission.objects.filter(confirmed_at__isnull=False, **configuration)
+def _probing(bundle: VerifiedBundle, owner: Any, dataset: Dataset) -> dict[str, str] | None:
+    """Flag when this is at least the Nth confirmed attempt by its owner at these tasks of the dataset and
+    differs from the last such attempt in only a few results: the pattern of editing a handful of outputs
+    and asking the scorer again. Attempts are grouped by owner, dataset and the tasks they share, never by
+    the bundle's own labels (agent, model, effort), which the uploader writes and could rename each time."""
+    tasks = {e.task_id for e in bundle.entries}
+    earlier = (Submission.objects.filter(confirmed_at__isnull=False, owner=owner, dataset=dataset)
+               .filter(id__in=SubmissionEntry.objects.filter(task_id__in=tasks).values("submission_id")))
     count = earlier.count()
     if count + 1 < settings.PROBING_MIN_ATTEMPTS:
         return None
@@ -63,8 +70,8 @@ def _probing(bundle: VerifiedBundle, configuration: dict[str, Any]) -> dict[str,
     if len(changed) * 100 > settings.PROBING_MAX_CHANGED_PERCENT * len(shared):
         return None
     what = f"{len(changed)} of {len(shared)} shared results changed" + (f" ({_some(changed)})" if changed else "")
-    return _flag("probing", f"attempt {count + 1} of this configuration by this owner; against the last confirmed "
-                 f"run ({str(last.id)[:8]}), {what}")
+    return _flag("probing", f"attempt {count + 1} at these tasks of {dataset.name} by this owner, whatever its "
+                 f"labels; against the last confirmed run ({str(last.id)[:8]}), {what}")
 
 
 def dataset_run_policy(dataset: Dataset) -> dict[str, list[str]]:
@@ -98,6 +105,10 @@ def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: d
     if (bundle.framework_version or "") not in allowed:
         flags.append(_flag("client_version", f"made with client {bundle.framework_version or '(unknown)'!r}; "
                            f"{dataset.name}'s policy is {', '.join(allowed)}"))
+    clients = Counter(client_label(*(recorded_client(e.provenance) or ("", "")), bundle.framework_version)
+                      for e in bundle.entries)
+    if len(clients) > 1:
+        flags.append(_flag("clients", ", ".join(f"{label} ×{n}" for label, n in sorted(clients.items()))))
     modes = Counter(str((e.provenance.get("sandbox") or {}).get("effective_mode") or "") for e in bundle.entries)
     other = {mode: n for mode, n in modes.items() if mode not in policy["sandbox_modes"]}
     if other:
@@ -109,7 +120,7 @@ def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: d
     absent = [level for level in PROMPT_LEVELS if not levels.get(level)]
     if absent:
         flags.append(_flag("missing_levels", f"no results at all for {', '.join(absent)}"))
-    probe = _probing(bundle, configuration)
+    probe = _probing(bundle, configuration["owner"], dataset)
     if probe:
         flags.append(probe)
     return flags

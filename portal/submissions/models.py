@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from contracts.client_identity import client_label
+
 # A run's configuration: one owner trying one agent setup on one dataset. The board keeps one current
 # row per configuration and counts confirmed attempts per configuration. The labels are free text from
 # the bundle, so the owner is what keeps one user's run from standing in for another's.
@@ -33,6 +35,12 @@ class Submission(models.Model):
     filename = models.CharField(max_length=255, blank=True)
     note = models.TextField(blank=True)
     framework_version = models.CharField(max_length=40, blank=True)
+    # Which client made the results (contracts.client_identity): blank when they record none, as the
+    # official client's do. `framework_version` cannot tell: both clients write "0.2.0".
+    client_name = models.CharField(max_length=60, blank=True)
+    client_version = models.CharField(max_length=40, blank=True)
+    # contracts.bundle.results_digest: the same result files, however packed, are one run per owner.
+    results_digest = models.CharField(max_length=64, blank=True)
     bundle_created_at = models.CharField(max_length=40, blank=True)
     agent = models.CharField(max_length=200, blank=True)
     model = models.CharField(max_length=200, blank=True)
@@ -65,7 +73,12 @@ class Submission(models.Model):
                 fields=["owner", "archive_sha256"],
                 condition=~models.Q(status__in=["withdrawn", "expired"]),
                 name="one_live_submission_per_owner_and_archive",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["owner", "results_digest"],
+                condition=~models.Q(status__in=["withdrawn", "expired"]) & ~models.Q(results_digest=""),
+                name="one_live_submission_per_owner_and_results",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -74,6 +87,11 @@ class Submission(models.Model):
     @property
     def is_draft(self) -> bool:
         return self.status == self.Status.DRAFT
+
+    @property
+    def client_label(self) -> str:
+        """`asibench-portal-cli 0.1.0`, or `asibench 0.2.0 (official client)` for results naming no client."""
+        return client_label(self.client_name, self.client_version, self.framework_version)
 
 
 class SubmissionEntry(models.Model):

@@ -6,7 +6,8 @@ task crashes between steps. Every scoring step is idempotent and claimed in the 
 starting a fresh scoring run is always safe: the stuck one is closed as failed with the reason
 (kept in the history), and the submission goes back to the queue. After
 SCORING_STUCK_REQUEUES automatic tries, the submission fails with the reason instead, and a
-maintainer can re-queue it from the review page.
+maintainer can re-queue it from the review page. A run whose results wait for a judge token
+budget is waiting, not stuck (`scoring.judge_services`).
 """
 
 import logging
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from portal.submissions.models import Submission
 from portal.submissions.services import scoring_enqueue_on_commit
-from scoring.models import ScoringRun
+from scoring.models import JudgeCall, ScoringRun
 
 logger = logging.getLogger(__name__)
 STUCK_PREFIX = "stuck:"
@@ -98,8 +99,12 @@ def stuck_runs_reap(*, now: Any = None) -> dict[str, int]:
     counts = {"requeued": 0, "failed": 0, "resent": 0}
     # Read before this sweep re-queues anything, so a run is re-queued or re-sent, never both.
     lost = [s.id for s in queued_without_live_task(now=now)]
+    # A run whose results wait for a judge budget is not stuck: the budget refills (by the next day) and
+    # the sweep of waiting judges sends them again; re-queueing would only spend its budget once more.
+    waiting_for_budget = JudgeCall.objects.filter(status=JudgeCall.Status.PENDING, waiting_for_budget=True)
     stuck = ScoringRun.objects.filter(status=ScoringRun.Status.RUNNING, created_at__lte=cutoff,
-                                      submission__status=Submission.Status.SCORING)
+                                      submission__status=Submission.Status.SCORING).exclude(
+        id__in=waiting_for_budget.values("scoring_run_id"))
     for run in stuck.only("id", "submission_id"):
         tries = ScoringRun.objects.filter(submission_id=run.submission_id, status=ScoringRun.Status.FAILED,
                                           reason__startswith=STUCK_PREFIX).count()

@@ -132,6 +132,16 @@ def scoring_run_completed_hooks(scoring_run_id: int) -> None:
             logger.exception("completion hook %s failed for scoring run %s", hook, scoring_run_id)
 
 
+def scoring_run_note_retry(*, scoring_run_id: int, attempt: int, attempts: int, delay: float,
+                           error: BaseException) -> None:
+    """While an infrastructure error is retried, the run page says so and why (the run is still
+    scoring; the note goes when the run is scored or failed)."""
+    run = ScoringRun.objects.get(id=scoring_run_id)
+    reason = (f"Scoring attempt {attempt} of {attempts} for one instance met an infrastructure error and is "
+              f"retried in about {max(1, round(delay))} s: {str(error)[:1000]}")
+    Submission.objects.filter(id=run.submission_id, status=Submission.Status.SCORING).update(status_reason=reason)
+
+
 def scoring_run_fail(*, scoring_run_id: int, reason: str) -> None:
     run = ScoringRun.objects.get(id=scoring_run_id)
     if ScoringRun.objects.filter(id=run.id, status=ScoringRun.Status.RUNNING).update(

@@ -51,5 +51,8 @@ def instance_score_task(scoring_run_id: int, instance_id: str) -> None:
         if retries >= instance_score_task.max_retries:
             scoring_runs.scoring_run_fail(scoring_run_id=scoring_run_id, reason=f"infrastructure error: {exc}")
             return
-        raise instance_score_task.retry(exc=exc, countdown=infra_retry_delay(retries)) from exc
+        delay = infra_retry_delay(retries)
+        scoring_runs.scoring_run_note_retry(scoring_run_id=scoring_run_id, attempt=retries + 1,
+                                            attempts=instance_score_task.max_retries + 1, delay=delay, error=exc)
+        raise instance_score_task.retry(exc=exc, countdown=delay) from exc
     scoring_runs.scoring_run_finalize(scoring_run_id=scoring_run_id)

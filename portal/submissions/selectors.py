@@ -42,6 +42,20 @@ def configuration_of(run: Any) -> dict[str, Any]:
     return {field: run.serializable_value(field) for field in CONFIGURATION_FIELDS}
 
 
+PUBLISHED, REJECTED = "published", "rejected"
+
+
+def run_state(submission: Submission) -> str:
+    """Where a run stands, in one word for the upload answer and the progress API: its status (draft,
+    queued, scoring, scored, failed, withdrawn, expired), or "published" / "rejected" once a maintainer
+    decided so (leaderboard.models.RunReview, read through its reverse accessor: this app does not import
+    the leaderboard; the owner's pages word the same decision with leaderboard.selectors.owner_review_states)."""
+    review = getattr(submission, "review", None)
+    if review is not None and review.state in (PUBLISHED, REJECTED):
+        return str(review.state)
+    return str(submission.status)
+
+
 def confirmed_attempts(outer: str = "") -> Coalesce:
     """How many runs the outer row's owner has confirmed with the same configuration (this one
     included): each confirm is one question to the scoring oracle. `outer` is the path from the

@@ -13,11 +13,12 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from contracts import PROMPT_LEVELS
 from contracts.agent_label import agent_label
+from contracts.client_identity import recorded_client
 from contracts.sandbox_policy import policy_name
 from portal.accounts.models import MAINTAINERS_GROUP, User
 from portal.accounts.selectors import user_is_maintainer
@@ -31,6 +32,7 @@ from portal.errors import (
     ServiceUnavailable,
     ValidationFailed,
 )
+from portal.status.selectors import scoring_workers
 from portal.submissions.bundle_verify import (
     BundleRejected,
     ByteSource,
@@ -43,7 +45,7 @@ from portal.submissions.evidence import clean_text
 from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
 from portal.submissions.scan_tasks import scan_enqueue_on_commit
 from portal.submissions.scoring_tasks import scoring_run_start_task
-from portal.submissions.selectors import bundle_limits, expected_outputs_lookup
+from portal.submissions.selectors import bundle_limits, expected_outputs_lookup, run_state
 from scoring.models import Dataset, Instance
 from scoring.selectors import instance_input_digest, task_unscorable_reasons
 from scoring.storage_errors import STORAGE_ERRORS
@@ -83,6 +85,14 @@ def _describe_agent(bundle: VerifiedBundle) -> dict[str, str]:
         "effort": str(config.get("effort") or config.get("reasoning_effort") or agent.get("effort") or "")[:60],
         "sandbox": str(sandbox.get("effective_mode") or "")[:40],
     }
+
+
+def describe_client(bundle: VerifiedBundle) -> dict[str, str]:
+    """The client that made most of the run's results (contracts.client_identity); blank name and
+    version when they record none, as the official client's do. A mix is a conformance flag."""
+    made_by = Counter(recorded_client(e.provenance) or ("", "") for e in bundle.entries)
+    name, version = made_by.most_common(1)[0][0] if made_by else ("", "")
+    return {"client_name": name[:60], "client_version": version[:40]}
 
 
 def _completeness(bundle: VerifiedBundle, dataset: Dataset) -> tuple[list[str], dict[str, Any]]:
@@ -166,8 +176,10 @@ def submission_intake(
 ) -> IntakeResult:
     """Verify a bundle while it streams in and park it as a private draft.
 
-    A refused bundle leaves nothing behind: no stored archive, no rows. The same bytes from
-    the same user return the existing live submission instead of a duplicate.
+    A refused bundle leaves nothing behind: no stored archive, no rows. The same results from the
+    same user (the same bytes, or the same result files packed again: contracts.bundle.results_digest)
+    return the existing run, whatever its state, instead of a duplicate; only a withdrawn or expired
+    draft lets them in again.
     """
     user_require_verified_email(user=user)
     limits = bundle_limits()
@@ -197,7 +209,7 @@ def submission_intake(
         except BundleRejected as exc:
             raise BundleRefused(f"Bundle refused ({exc.code}): {exc.message}", code=exc.code) from None
         _scorable_check(bundle)
-        existing = _live_upload(user, bundle.archive_sha256).first()
+        existing = _live_upload(user, bundle).first()
         if existing is not None:
             return IntakeResult(existing, created=False)
         return IntakeResult(_draft_create(user, dataset, bundle, Path(handle.name), filename or ""), created=True)
@@ -238,6 +250,8 @@ def _draft_create(
         filename=filename[:255],
         note=(bundle.note or "")[:5000],
         framework_version=(bundle.framework_version or "")[:40],
+        **describe_client(bundle),
+        results_digest=bundle.results_digest,
         bundle_created_at=(bundle.created_at or "")[:40],
         integrity_ok=bundle.integrity_ok,
         incomplete_instances=incomplete,
@@ -262,9 +276,9 @@ def _draft_create(
             SubmissionEntry.objects.bulk_create(_entry(submission, e, instances[e.instance_id]) for e in bundle.entries)
             scan_enqueue_on_commit(submission_id=submission.id)
     except IntegrityError:
-        # The same bytes arrived twice at once; the other request's draft is the answer.
+        # The same results arrived twice at once; the other request's draft is the answer.
         default_storage.delete(submission.archive)
-        return _live_upload(user, bundle.archive_sha256).get()
+        return _live_upload(user, bundle).get()
     except BaseException:
         if submission.archive:
             default_storage.delete(submission.archive)
@@ -329,21 +343,42 @@ def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> 
     )
 
 
-def _live_upload(user: User, archive_sha256: str) -> QuerySet[Submission]:
-    return Submission.objects.filter(owner=user, archive_sha256=archive_sha256).exclude(
+def _live_upload(user: User, bundle: VerifiedBundle) -> QuerySet[Submission]:
+    """The owner's run holding these results: the same archive bytes, or the same result files."""
+    same = Q(archive_sha256=bundle.archive_sha256)
+    if bundle.results_digest:
+        same |= Q(results_digest=bundle.results_digest)
+    return Submission.objects.filter(same, owner=user).exclude(
         status__in=Submission.ENDED_DRAFT_STATUSES
-    )
+    ).order_by("-created_at")
 
 
-def intake_message(submission: Submission, created: bool) -> str:
+def intake_message(submission: Submission, created: bool, run_url: str) -> str:
+    """What an upload's answer says. A re-upload names the run's real state and its page, since the
+    official client prints this message verbatim (and its DRAFT banner only with a confirm_url)."""
     counts = submission.report.get("per_level", {})
     results = sum(counts.values())
     tasks = submission.report.get("tasks_covered", 0)
-    prefix = "Parsed" if created else "This bundle was already uploaded:"
     incomplete = len(submission.incomplete_instances)
     tail = f"; {incomplete} result{'s are' if incomplete != 1 else ' is'} incomplete" if incomplete else ""
-    return (f"{prefix} {results} results for {tasks} task{'s' if tasks != 1 else ''}{tail}. "
-            "Confirm the draft in your browser to enter the scoring queue.")
+    parsed = f"{results} results for {tasks} task{'s' if tasks != 1 else ''}{tail}"
+    if created:
+        return f"Parsed {parsed}. Confirm the draft in your browser to enter the scoring queue."
+    state = run_state(submission)
+    already = f"These results were already uploaded ({parsed}), nothing new was created: run {submission.id}"
+    if state == Submission.Status.DRAFT:
+        return f"{already} is a draft waiting for you to confirm it in your browser: {run_url}"
+    review_reason = getattr(getattr(submission, "review", None), "reason", "") or submission.status_reason
+    said = {
+        Submission.Status.QUEUED: "is queued for scoring",
+        Submission.Status.SCORING: "is being scored",
+        Submission.Status.SCORED: "is scored",
+        Submission.Status.FAILED: f"could not be scored ({submission.status_reason or 'no reason recorded'}); "
+                                  "a maintainer can rescore it",
+        "published": "is scored and published on the leaderboard",
+        "rejected": f"was rejected by a maintainer ({review_reason or 'no reason given'})",
+    }.get(state, f"is {state}")
+    return f"{already} {said}: {run_url}"
 
 
 def submission_get_for(*, user: User, submission_id: str) -> Submission:
@@ -370,6 +405,7 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
         if submission.status in Submission.ENDED_DRAFT_STATUSES:
             raise ValidationFailed(f"This draft was {submission.status}; upload the bundle again.")
         return submission
+    _confirm_scorable_check()
     with transaction.atomic():
         _confirm_quota_check(user, submission)
         claimed = Submission.objects.filter(id=submission.id, status=Submission.Status.DRAFT).update(
@@ -379,6 +415,29 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
             scoring_enqueue_on_commit(submission_id=str(submission.id))
     submission.refresh_from_db()
     return submission
+
+
+def _confirm_scorable_check() -> None:
+    """Refuse a Confirm that could never lead to a score: workers are running, and every one of them
+    reported at its last heartbeat that it has no usable sandbox. With no live worker at all the run
+    is accepted and waits in the queue for one (`confirm_message` says so); so it is when the workers
+    predate the sandbox report."""
+    workers = scoring_workers()
+    if workers.none_can_score:
+        raise ServiceUnavailable(
+            f"No scoring worker of this Portal can score runs right now: {workers.problem[:600].rstrip('.')}. "
+            "Your draft stays; confirm it once the Portal's operator has started a worker with a usable sandbox.",
+            code="no_scoring_worker",
+        )
+
+
+def confirm_message(submission: Submission) -> str | None:
+    """What the owner reads after Confirm beyond the run page's live status (which says "in the scoring
+    queue" for as long as it is): that no worker is alive to take the run, when none is."""
+    if submission.status == Submission.Status.QUEUED and scoring_workers().alive == 0:
+        return ("Confirmed: your run is in the scoring queue. No scoring worker is running right now; "
+                "it will be scored as soon as one starts.")
+    return None
 
 
 def _confirm_quota_check(user: User, submission: Submission) -> None:

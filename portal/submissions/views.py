@@ -1,4 +1,5 @@
 from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,9 +13,12 @@ from django.views.decorators.http import require_http_methods
 from portal.errors import NotFound, PortalError
 from portal.guides.faq import help_path
 from portal.pages import AuthedRequest, act_and_redirect, action_confirmed, confirm_first_page, not_found_page
+from portal.public_urls import public_url
 from portal.submissions import selectors, services
 from portal.submissions.apis import UploadThrottle
 from portal.uploads import upload_limit
+
+T = TypeVar("T")
 
 
 @login_required
@@ -49,7 +53,9 @@ def upload_page(request: AuthedRequest) -> HttpResponse:
             except PortalError as exc:
                 error, status, help_url = exc.detail, exc.status_code, help_path(exc.code)
             else:
-                messages.success(request, services.intake_message(result.submission, result.created))
+                run_url = public_url(f"/submit/submissions/{result.submission.id}", request)
+                say = messages.success if result.created else messages.info
+                say(request, services.intake_message(result.submission, result.created, run_url))
                 return redirect("submission-detail", submission_id=result.submission.id)
     return render(request, "submissions/upload.html", {"error": error, "help_url": help_url},
                   status=status if error else 200)
@@ -89,8 +95,9 @@ def submission_confirm(request: AuthedRequest, submission_id: str) -> HttpRespon
         # send the browser back here with a GET. Confirming needs the owner's own POST, so show the
         # run with a note to press Confirm again (never a bare 405, never a confirm from a link).
         return redirect(f"{reverse('submission-detail', args=[submission_id])}?confirm={CONFIRM_AGAIN}")
-    # No flash message: the run page's live status says "in the scoring queue" for as long as it is.
-    return _act(request, submission_id, services.submission_confirm, None)
+    # The run page's live status says "in the scoring queue" for as long as it is; a message only
+    # when no worker is alive to take it.
+    return _act(request, submission_id, services.submission_confirm, services.confirm_message)
 
 
 @login_required
@@ -125,7 +132,7 @@ def finding_answer(request: AuthedRequest, submission_id: str, finding_id: int) 
         success="Answer sent; a maintainer will read it.")
 
 
-def _act(request: AuthedRequest, submission_id: str, action: Callable[..., object],
-         success: str | None) -> HttpResponse:
+def _act(request: AuthedRequest, submission_id: str, action: Callable[..., T],
+         success: str | Callable[[T], str | None] | None) -> HttpResponse:
     return act_and_redirect(request, lambda: action(user=request.user, submission_id=submission_id),
                             then=lambda: redirect("submission-detail", submission_id=submission_id), success=success)

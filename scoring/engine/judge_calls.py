@@ -13,6 +13,12 @@ A request's key is the SHA-256 of everything that decides the reply (kind, model
 generation settings, the files an agent judge sees); identical requests in one evaluation are
 told apart by their index (the second of three judges asking the same question is index 1).
 Nothing secret is ever in a request or a reply: the endpoint and its key stay with the caller.
+
+What a book holds of a reply is what the engine needs, no more (`scoring.judging.verdicts` writes
+it): for the built-in judges the score read from the reply (and, for an agent judge, where it was
+read), for a custom scorer's own `litellm.completion` the reply's text it asked for. The judges'
+raw replies and reasonings never enter the sandbox: each judge detail names the replies it used
+(`reply_refs`), and the caller puts them back into the stored result.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .judge_parse import JudgeVerdict, clamp_score, parse_judge_reply
 from .types import ScoreDetail, jsonable
 
 # What the engine hands out and reads back; bump on an incompatible change of either shape.
@@ -37,6 +44,8 @@ JUDGE_IMAGE_MAX_BYTES = 20 << 20
 JUDGE_TEXT_MAX_BYTES = 64 << 20
 # What of one reply is kept (the judge's max_tokens bounds real replies far below this).
 REPLY_MAX_CHARS = 64_000
+# What a judge detail says of a raw reply in the sandbox; the caller puts the reply in its place.
+KEPT_OUTSIDE = "(kept outside the scoring sandbox)"
 
 
 def request_key(request: dict[str, Any]) -> str:
@@ -67,7 +76,7 @@ class JudgeSession:
         reply = (self.book.get(key) or {}).get(str(index))
         if isinstance(reply, dict):
             self.used.append({"key": key, "index": index})
-            return reply
+            return {**reply, "ref": f"{key}:{index}"}
         # The request itself is handed back once per key; its repeats (num_judges) only say which.
         first = not any(p["key"] == key and "kind" in p for p in self.pending)
         self.pending.append({**request, "key": key, "index": index} if first else
@@ -121,6 +130,29 @@ def pending_detail(scorer_name: str, weight: float, n_requests: int) -> ScoreDet
 def reply_text(reply: dict[str, Any]) -> str:
     text = reply.get("text")
     return text[:REPLY_MAX_CHARS] if isinstance(text, str) else ""
+
+
+def reply_score(value: Any) -> float | None:
+    """A score as a book carries it: a number, or "nan"/"inf"/"-inf" (JSON has none); None if not one."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def reply_verdict(reply: dict[str, Any], max_score: float) -> JudgeVerdict:
+    """A chat judge's verdict: the score the caller read from the reply, or (a reply with its text) the
+    score read here, by the same rule."""
+    if "text" not in reply:
+        score = reply_score(reply.get("score"))
+        return JudgeVerdict(None if score is None else clamp_score(score, max_score))
+    return parse_judge_reply(reply_text(reply), max_score)
+
+
+def reply_raw(reply: dict[str, Any]) -> str:
+    return reply_text(reply) if "text" in reply else KEPT_OUTSIDE
 
 
 def usage_of(replies: list[dict[str, Any]]) -> dict[str, Any]:

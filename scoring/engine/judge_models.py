@@ -185,3 +185,17 @@ def judge_config_problems(evaluation: dict[str, Any]) -> list[str]:
         if scorer == "llm_judge":
             _number(config, "max_chars", 10000, where, problems, positive=True, integer=True)
     return problems
+
+
+def agent_judge_timeout_notes(evaluation: dict[str, Any], ceiling: float, whose: str = "this server's") -> list[str]:
+    """What a task's agent_judge entries ask beyond the `ceiling` on a judge's time (the server's
+    ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT): a task's YAML never raises a sandbox limit, so they are clamped."""
+    notes = []
+    for where, config in _judge_entries(evaluation):
+        timeout = config.get("timeout", 300)
+        if config["scorer"] != "agent_judge" or isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            continue
+        if timeout > ceiling:
+            notes.append(f"{where}: agent_judge timeout {timeout:g} s is above {whose} ceiling of {ceiling:g} s "
+                         f"(ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT); the judge is stopped at {ceiling:g} s")
+    return notes

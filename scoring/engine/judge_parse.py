@@ -86,10 +86,15 @@ def clamp_score(value: float, max_score: float) -> float:
     return max(0.0, min(float(value), max_score))
 
 
-def parse_judge_reply(raw: str | None, max_score: float = 10.0) -> JudgeVerdict:
+def read_judge_reply(raw: str | None) -> tuple[float, str] | None:
+    """(the score as the reply gives it, not clamped; the reasoning), or None when none can be read."""
     if not raw or not raw.strip():
-        return JudgeVerdict(None)
-    found = _fenced(raw) or _last_object(raw) or _free_text(raw)
+        return None
+    return _fenced(raw) or _last_object(raw) or _free_text(raw)
+
+
+def parse_judge_reply(raw: str | None, max_score: float = 10.0) -> JudgeVerdict:
+    found = read_judge_reply(raw)
     if found is None:
         return JudgeVerdict(None)
     return JudgeVerdict(clamp_score(found[0], max_score), found[1])

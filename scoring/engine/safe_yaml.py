@@ -6,7 +6,13 @@ Official task files do use anchors (`config: &id001 …` reused as `config: *id0
 dumper writes a repeated mapping), so anchors and aliases load, but only while the expansion is
 bounded: the aliases may add at most ALIAS_EXTRA_NODES nodes and ALIAS_EXTRA_CHARS characters of
 scalars to what the text spells out, and an alias inside its own anchor (a cycle) is refused.
-Without aliases the parsed data is bounded by the size of the text and nothing is counted.
+Without aliases the parsed data is bounded by the size of the text.
+
+Depth and size are capped too, whatever the aliases: PyYAML composes a document by recursion, one
+level of Python calls per level of nesting, so a few kilobytes of `[[[[…` reach Python's recursion
+limit (a RecursionError, not a YAMLError, which callers answered with a 500); and a large file of
+tiny nodes costs memory far beyond its size. A collection nested deeper than MAX_DEPTH, or a
+document of more than MAX_NODES nodes, is refused with where it happened.
 """
 
 from __future__ import annotations
@@ -16,15 +22,31 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["ALIAS_EXTRA_CHARS", "ALIAS_EXTRA_NODES", "YAMLAliasRefused", "untrusted_yaml_load"]
+__all__ = ["ALIAS_EXTRA_CHARS", "ALIAS_EXTRA_NODES", "MAX_DEPTH", "MAX_NODES", "YAMLAliasRefused", "YAMLRefused",
+           "YAMLTooDeep", "YAMLTooLarge", "untrusted_yaml_load"]
 
 ALIAS_EXTRA_NODES = 10_000
 ALIAS_EXTRA_CHARS = 1_000_000
+# Task files nest a handful of levels and hold a few hundred nodes; these leave room for any honest one.
+MAX_DEPTH = 100
+MAX_NODES = 1_000_000
 
 
-class YAMLAliasRefused(yaml.YAMLError):
-    """The document's aliases expand beyond the bounds (or form a cycle). A YAMLError, so callers
-    that already handle bad YAML refuse it the same way."""
+class YAMLRefused(yaml.YAMLError):
+    """A document this loader will not read, with the reason. A YAMLError, so callers that already
+    handle bad YAML refuse it the same way."""
+
+
+class YAMLAliasRefused(YAMLRefused):
+    """The document's aliases expand beyond the bounds (or form a cycle)."""
+
+
+class YAMLTooDeep(YAMLRefused):
+    """A collection is nested deeper than MAX_DEPTH."""
+
+
+class YAMLTooLarge(YAMLRefused):
+    """The document has more than MAX_NODES nodes."""
 
 
 class _Cycle(Exception):
@@ -78,22 +100,43 @@ class _Expansion:
 _CAP_NODES = _CAP_CHARS = 1 << 62
 
 
+def _where(mark: Any) -> str:
+    return f"at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "in the document"
+
+
 class _BoundedAliasLoader(yaml.SafeLoader):
     def __init__(self, stream: str | bytes) -> None:
         super().__init__(stream)
         self.aliases: list[tuple[yaml.AliasEvent, Node]] = []
+        self.depth = 0
+        self.nodes = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event() if self.check_event(yaml.AliasEvent) else None
-        node = super().compose_node(parent, index)
-        if event is not None and node is not None:
-            self.aliases.append((event, node))
-        return node
+        event = self.peek_event()
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise YAMLTooLarge(f"YAML documents of more than {MAX_NODES} nodes are refused ({_where(event.start_mark)})"
+                               ": split the data into a file the task reads itself.")
+        if isinstance(event, yaml.AliasEvent):
+            node = super().compose_node(parent, index)
+            if node is not None:
+                self.aliases.append((event, node))
+            return node
+        # Checked before descending: the composer recurses once per level, and Python's own limit
+        # (a RecursionError, which no caller expects) is only some hundreds of levels further.
+        if self.depth >= MAX_DEPTH:
+            raise YAMLTooDeep(f"YAML nested deeper than {MAX_DEPTH} levels is refused ({_where(event.start_mark)})"
+                              ": flatten the structure.")
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def _refusal(why: str, label: str, event: yaml.AliasEvent) -> YAMLAliasRefused:
     mark = event.start_mark
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    where = f" {_where(mark)}" if mark is not None else ""
     return YAMLAliasRefused(f"YAML anchors and aliases (&name / *name) are refused {why} ({label}*{event.anchor}"
                             f"{where}): write the values out in full.")
 
@@ -121,7 +164,8 @@ def _unshared(data: Any) -> Any:
 
 
 def untrusted_yaml_load(text: str | bytes) -> Any:
-    """`yaml.safe_load`, raising YAMLAliasRefused when aliases expand beyond the module's bounds.
+    """`yaml.safe_load`, raising a YAMLRefused when the document is nested too deep, has too many
+    nodes, or its aliases expand beyond the module's bounds.
 
     What it returns is a tree (no object appears twice), so it dumps to JSON as it is.
     """

@@ -124,10 +124,11 @@ def _prepare_workspace(workspace: Path, request: dict[str, Any], pred_dir: Path,
 
 
 def run_agent_judge(request: dict[str, Any], *, pred_dir: Path, ref_dir: Path | None, cli: AgentCli,
-                    backend: SandboxBackend, scratch: Path, memory_bytes: int = 8 << 30) -> dict[str, Any]:
-    """One judge run: the reply the engine reads (`outcome` ok / timeout / error, the CLI's stdout,
-    `score.json` as written). Raises JudgeUnavailable when the run could not be set up at all."""
-    timeout = float(request.get("timeout") or 300)
+                    backend: SandboxBackend, scratch: Path, max_timeout: float,
+                    memory_bytes: int = 8 << 30) -> dict[str, Any]:
+    """One judge run: its record (`outcome` ok / timeout / error, the CLI's stdout, `score.json` as
+    written), within the task's timeout clamped to `max_timeout`. Raises JudgeUnavailable when the
+    run could not be set up at all."""
     with tempfile.TemporaryDirectory(prefix="agent-judge-", dir=scratch) as tmp:
         root = Path(tmp)
         os.chmod(root, 0o755)
@@ -144,7 +145,7 @@ def run_agent_judge(request: dict[str, Any], *, pred_dir: Path, ref_dir: Path | 
         argv = [*backend.python_command(), "-m", "scoring.judging.egress_bridge", "--socket", str(socket_path),
                 "--port", str(BRIDGE_PORT), "--stdin", str(prompt), "--", *cli_command(cli, request, workspace)]
         env = {**python_runtime_env(), **cli.environment(f"http://127.0.0.1:{BRIDGE_PORT}")}
-        limits = agent_judge_limits(timeout, env=env, memory_bytes=memory_bytes)
+        limits = agent_judge_limits(request.get("timeout"), ceiling=max_timeout, env=env, memory_bytes=memory_bytes)
         mounts = [*backend.runtime_mounts(), sockets, *_cli_mounts(cli.executable)]
         with EgressProxy(socket_path, allowed_destination(cli.base_url)) as proxy:
             try:

@@ -4,6 +4,8 @@ The engine runs as a subprocess; while it answers `judges_pending`, the requests
 endpoint the environment configures (`endpoint.JudgeEndpoint.from_environment`) and the engine
 scores again with the replies. No endpoint, or one that does not answer, makes the result
 `evaluation_invalid` with `failure_kind: evaluator_unavailable`, as the official local scoring does.
+Replies and errors are redacted (`redaction`) and the engine, which runs task code, gets only what
+it needs of them (`verdicts`), as on the Portal's workers.
 """
 
 from __future__ import annotations
@@ -18,13 +20,17 @@ from typing import Any
 
 from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES, requests_expanded
 from scoring.sandbox import get_backend
+from scoring.sandbox.limits import AGENT_JUDGE_MAX_TIMEOUT
 from scoring.sandbox.outputs import UnsafeOutput, read_output_file
 
 from .agent import agent_cli, run_agent_judge
 from .client import JudgeClient, JudgeUnavailable, SdkJudgeClient
 from .endpoint import PROVIDER_KEY_ENVS, JudgeConfigurationError, JudgeEndpoint
+from .redaction import judge_redactor
+from .verdicts import details_completed, sandbox_reply
 
 ROUNDS = 3
+MAX_TIMEOUT_ENV = "ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT"
 CODEX_DEFAULTS = ("https://api.openai.com/v1", "OPENAI_API_KEY")
 CLAUDE_DEFAULTS = ("https://api.anthropic.com", "ANTHROPIC_API_KEY")
 
@@ -59,6 +65,16 @@ def _reader(pred_dir: Path, ref_dir: Path) -> Callable[[dict[str, Any]], bytes]:
     return read
 
 
+def agent_judge_ceiling(environ: Mapping[str, str]) -> int:
+    """The most seconds an agent judge may take here (ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT, as on the Portal);
+    a task's own `timeout` never goes past it."""
+    raw = (environ.get(MAX_TIMEOUT_ENV) or "").strip()
+    try:
+        return max(60, int(raw)) if raw else AGENT_JUDGE_MAX_TIMEOUT
+    except ValueError:
+        return AGENT_JUDGE_MAX_TIMEOUT
+
+
 def _agent_reply(request: dict[str, Any], pred_dir: Path, ref_dir: Path, environ: Mapping[str, str]) -> dict[str, Any]:
     def setting(name: str, default: str) -> str:
         return (environ.get(f"ASIBENCH_AGENT_JUDGE_{name}") or "").strip() or default
@@ -72,7 +88,7 @@ def _agent_reply(request: dict[str, Any], pred_dir: Path, ref_dir: Path, environ
     scratch = Path(tempfile.mkdtemp(prefix="asibench-agent-judge-"))
     try:
         return run_agent_judge(request, pred_dir=pred_dir, ref_dir=ref_dir, cli=cli, backend=get_backend("bwrap"),
-                               scratch=scratch)
+                               scratch=scratch, max_timeout=agent_judge_ceiling(environ))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -80,8 +96,10 @@ def _agent_reply(request: dict[str, Any], pred_dir: Path, ref_dir: Path, environ
 def answer_requests(requests: list[dict[str, Any]], *, client: JudgeClient, pred_dir: Path, ref_dir: Path,
                     max_in_flight: int = 4, environ: Mapping[str, str] | None = None,
                     ) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """The replies to `requests` as book entries {key: {index: reply}}, and the reasons of those that failed."""
+    """The replies to `requests` {key: {index: reply}}, redacted, and the reasons (redacted too) of those
+    that failed."""
     environ = environ if environ is not None else os.environ
+    redact = judge_redactor(environ)
     replies: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
     chat = [r for r in requests if r.get("kind") != "agent"]
@@ -103,33 +121,41 @@ def answer_requests(requests: list[dict[str, Any]], *, client: JudgeClient, pred
                 answers.append((request, str(exc)))
     for request, answer in answers:
         if isinstance(answer, str):
-            errors.append(f"{request.get('scorer')} ({request.get('model')}): {answer}")
+            errors.append(redact.text(f"{request.get('scorer')} ({request.get('model')}): {answer}"))
         else:
-            replies.setdefault(str(request["key"]), {})[str(request["index"])] = answer
+            replies.setdefault(str(request["key"]), {})[str(request["index"])] = redact.value(answer)
     return replies, errors
 
 
 def score_with_judges(run_engine: Callable[[dict[str, Any] | None], dict[str, Any]], *, pred_dir: Path,
                       ref_dir: Path, client: JudgeClient | None = None, environ: Mapping[str, str] | None = None,
                       ) -> dict[str, Any]:
-    """`run_engine(book)` until its result no longer waits for judges (at most ROUNDS rounds of asking)."""
+    """`run_engine(book)` until its result no longer waits for judges (at most ROUNDS rounds of asking).
+    The book holds what the engine needs of each reply (`verdicts.sandbox_reply`); the judges' raw
+    replies and reasonings are put into the result afterwards."""
     book: dict[str, Any] = {"replies": {}}
+    recorded: dict[str, dict[str, Any]] = {}
     result = run_engine(None)
     for _ in range(ROUNDS):
         if result.get("evaluation_status") != "judges_pending":
-            return result
+            return details_completed(result, recorded)
         if client is None:
             endpoint, why = endpoint_status(environ)
             if endpoint is None:
                 return unavailable(f"the task has judge scorers, and {why}")
             client = SdkJudgeClient(endpoint)
-        replies, errors = answer_requests(requests_expanded(list(result.get("judge_requests") or [])), client=client,
-                                          pred_dir=pred_dir, ref_dir=ref_dir, environ=environ)
+        requests = requests_expanded(list(result.get("judge_requests") or []))
+        replies, errors = answer_requests(requests, client=client, pred_dir=pred_dir, ref_dir=ref_dir,
+                                          environ=environ)
         if errors:
             return unavailable("judge unavailable: " + "; ".join(errors[:3]))
-        for key, by_index in replies.items():
-            book["replies"].setdefault(key, {}).update(by_index)
+        for request in requests:
+            reply = replies.get(str(request["key"]), {}).get(str(request["index"]))
+            if reply is not None:
+                recorded[f"{request['key']}:{request['index']}"] = reply
+                book["replies"].setdefault(str(request["key"]), {})[str(request["index"])] = sandbox_reply(
+                    request, reply)
         result = run_engine(book)
     if result.get("evaluation_status") == "judges_pending":
         return unavailable(f"the judges still asked for more after {ROUNDS} rounds")
-    return result
+    return details_completed(result, recorded)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, TypeAlias
 
+from .modes import SandboxMode
+
 Mount: TypeAlias = Path | tuple[Path, str]
 """A read-only mount: a host path (seen at the same path inside) or (host path, inside path)."""
 
@@ -120,10 +122,11 @@ class SandboxBackend:
     ) -> SandboxResult:
         raise NotImplementedError
 
-    def unenforced_limits(self) -> str | None:
-        """Why this backend cannot enforce `Limits` for a whole run on this host (what to do
-        about it included), else None. The Portal refuses to run such a backend."""
-        return None
+    def mode(self) -> SandboxMode:
+        """The mode this backend runs in on this host (`scoring.sandbox.modes`). Its `problem`:
+        why it cannot enforce `Limits` for a whole run here, or cannot run at all (what to do
+        about it included); the Portal refuses to run such a backend."""
+        raise NotImplementedError
 
     def python_command(self) -> list[str]:
         """argv prefix that starts Python inside this backend's sandbox (default: this interpreter)."""

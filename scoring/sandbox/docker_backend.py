@@ -37,6 +37,7 @@ from .base import (
     classify,
     normalize_mounts,
 )
+from .modes import DOCKER, SandboxMode
 from .process import disk_usage, workdir_owned_by
 
 # Host-side variables that mean nothing inside the image (its code is on its own sys.path).
@@ -65,6 +66,19 @@ class DockerBackend(SandboxBackend):
 
     def python_command(self) -> list[str]:
         return ["python"]
+
+    def mode(self) -> SandboxMode:
+        """Asks the engine: it must answer and hold the image. Not root, the workdirs cannot be lent
+        to the container's uid (see `run`), so the Portal's runs could not write their results."""
+        if os.geteuid() != 0:
+            return SandboxMode(DOCKER, f"the docker backend lends each working directory to the container's uid "
+                                       f"{CONTAINER_UID}, which needs root, and this worker runs as uid "
+                                       f"{os.geteuid()}. Run the worker as root, or use the default bwrap sandbox.")
+        try:
+            self.image_id()
+        except BackendUnavailable as exc:
+            return SandboxMode(DOCKER, str(exc))
+        return SandboxMode(DOCKER)
 
     def runtime_mounts(self) -> list[Mount]:
         return []  # the image carries Python, numpy/scipy and `scoring/`

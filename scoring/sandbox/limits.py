@@ -8,6 +8,7 @@ YAML never raises any of them.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -25,6 +26,11 @@ AGENT_MEMORY_BYTES = 32 << 30  # an address-space cap: JS runtimes reserve far m
 AGENT_MAX_PROCESSES = 1024
 AGENT_MAX_FILE_BYTES = 8 << 30
 AGENT_OUTPUT_CAP = 32 << 20
+
+# An agent judge's time: the task's `timeout` (official default 300 s), never above the server's
+# ceiling (ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT on the Portal and for the CLI's local scoring).
+AGENT_JUDGE_DEFAULT_TIMEOUT = 300
+AGENT_JUDGE_MAX_TIMEOUT = 1800
 
 
 def scoring_limits(settings: Any) -> Limits:
@@ -81,9 +87,23 @@ def agent_limits(timeout: float, *, network: bool, env: dict[str, str]) -> Limit
     )
 
 
-def agent_judge_limits(timeout: float, *, env: dict[str, str], memory_bytes: int) -> Limits:
-    """An agent judge's CLI (scoring.judging.agent): the task's judge timeout, no network (its one way
-    out is the egress proxy's socket), room for a JS runtime's threads and address space."""
+def agent_judge_timeout(requested: Any, ceiling: float) -> float:
+    """The seconds an agent judge gets: the task's `timeout`, clamped to `ceiling`; what is not a
+    positive finite number counts as the official default."""
+    try:
+        timeout = float(requested)
+    except (TypeError, ValueError):
+        timeout = AGENT_JUDGE_DEFAULT_TIMEOUT
+    if isinstance(requested, bool) or not math.isfinite(timeout) or timeout <= 0:
+        timeout = AGENT_JUDGE_DEFAULT_TIMEOUT
+    return min(timeout, float(ceiling))
+
+
+def agent_judge_limits(requested_timeout: Any, *, ceiling: float, env: dict[str, str], memory_bytes: int) -> Limits:
+    """An agent judge's CLI (scoring.judging.agent): the task's judge timeout within the server's
+    `ceiling`, no network (its one way out is the egress proxy's socket), room for a JS runtime's
+    threads and address space."""
+    timeout = agent_judge_timeout(requested_timeout, ceiling)
     return Limits(
         wall_clock_seconds=timeout,
         cpu_seconds=int(timeout) * 2 + 10,

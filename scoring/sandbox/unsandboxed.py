@@ -22,6 +22,7 @@ from .base import (
     classify,
     normalize_mounts,
 )
+from .modes import NONE, SandboxMode
 from .process import drive, rlimit_preexec
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,9 @@ class NoneBackend(SandboxBackend):
                 "(get_backend('none')) if that is really what you want"
             )
         log.warning("sandbox backend 'none' selected: commands run WITHOUT isolation")
+
+    def mode(self) -> SandboxMode:
+        return SandboxMode(NONE)
 
     def run(
         self,

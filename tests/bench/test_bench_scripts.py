@@ -40,6 +40,19 @@ def test_judge_throughput_prints_serial_and_capped_figures():
 
 
 @pytest.mark.slow
+def test_proposal_review_prints_the_page_times_and_the_diff_times():
+    run = subprocess.run([sys.executable, "bench/proposal_review.py", "--total-mb", "3", "--code-kb", "32",
+                          "--code-files", "2", "--rounds", "1"], cwd=REPO, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = run.stdout
+    assert re.search(r"review page, diff with a worker: +best +\d+\.\d{3} s", out), out
+    assert re.search(r"worker: diff computed and kept in +\d+\.\d{3} s +\(\d+ files: diff, too_large", out), out
+    assert re.search(r"review page, diff kept: +best +\d+\.\d{3} s", out), out
+    assert re.search(r"bad case, +32 KiB pair: ours +\d+\.\d{3} s +difflib", out), out
+
+
+@pytest.mark.slow
 def test_scanner_quality_prints_precision_and_recall_per_detector_and_the_hostile_figures():
     run = subprocess.run([sys.executable, "bench/scanner_quality.py", "--hostile-mb", "2"], cwd=REPO,
                          capture_output=True, text=True, timeout=600)

@@ -28,3 +28,16 @@ def test_a_prompt_cannot_inject_html_or_script_links(db, tmp_path):
 def test_unknown_pages_are_404(db):
     assert Client().get("/tasks/nope.missing/").status_code == 404
     assert Client().get("/datasets/seed7/").status_code == 404
+
+
+def test_domains_read_as_words_and_statuses_are_explained(db):
+    from tests.leaderboard.factories import make_catalog
+
+    make_catalog({"computer_science": 1, "earth_science": 1})
+    html = Client().get("/tasks/").content.decode()
+    assert "<h2>Computer science <span" in html and "Computer_Science" not in html and "Computer_science" not in html
+    legend = html[html.index('data-testid="status-legend"'):]
+    assert "final</span> calibrated, with frozen prompts" in legend and "sample</span> a worked example" in legend
+    task = Client().get("/tasks/earth_science.task_1/").content.decode()
+    assert "<dd>Earth science</dd>" in task
+    assert "1.0 · revision 1" in task and "final</span> calibrated, with frozen prompts" in task

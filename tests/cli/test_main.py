@@ -1,17 +1,27 @@
 """The CLI's thin entry and its one error boundary, driven in process (tests.support.asibench)."""
 
 
-from cli_client import __version__
+import tomllib
+
+from cli_client import CLIENT_NAME, CLIENT_VERSION, __version__
 from cli_client.context import CliContext
 from cli_client.errors import ExitStatus
-from tests.support import asibench, cli_env
+from tests.support import REPO, asibench, cli_env
 
 
 def test_version_and_help_exit_ok(tmp_path):
     env = cli_env(tmp_path)
-    assert asibench("--version", env=env).stdout.strip() == f"asibench, version {__version__}"
+    assert asibench("--version", env=env).stdout.strip() == \
+        f"asibench, version {__version__} (asibench-portal-cli {CLIENT_VERSION})"
     shown = asibench("--help", env=env)
     assert shown.exit_status == ExitStatus.OK and "--traceback" in shown.stdout
+
+
+def test_the_clients_own_version_is_the_packages():
+    # Results record CLIENT_VERSION as `provenance.client`; it is the version pyproject gives the package.
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert (CLIENT_NAME, CLIENT_VERSION) == ("asibench-portal-cli", project["version"])
+    assert __version__ == "0.2.0", "framework_version stays the official client's: the dataset policies check it"
 
 
 def test_an_unknown_command_is_a_usage_error(tmp_path):

@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from cli_client import CLIENT_VERSION
+from cli_client.errors import ExitStatus
 from contracts.digests import instance_dir_input_digest
 from scoring.engine import anonymised_task_id, declared_outputs, load_task
 from scoring.sandbox.process import tree_remove
@@ -81,6 +84,8 @@ def test_it_writes_the_contract_results_tree(base: Path, agent: str, sandbox: st
         provenance = result["provenance"]
         assert provenance["agent"] == meta["agent_config"]
         assert provenance["sandbox"] == SANDBOX_PROVENANCE[sandbox]
+        # Which client made it, in a field of its own: framework_version stays the official client's.
+        assert provenance["client"] == {"name": "asibench-portal-cli", "version": CLIENT_VERSION}
         assert provenance["runtime"]["runtime_source"] == "host_process"
         assert provenance["runtime"]["packages"] == task["_runtime_packages"]
         assert provenance["inputs"] == {"scheme": "asibench-inputs-v1",
@@ -166,7 +171,8 @@ def test_a_timeout_kills_the_agent_and_all_its_children(tmp_path: Path, sandbox:
     done = cli(["run", "--instances-dir", str(instances), "--agent-cmd", cmd, "--sandbox", sandbox, *container,
                 "--prompt-levels", "b1", "--timeout", "2", "--output-dir", str(tmp_path / "out")],
                cli_env(tmp_path / "home"))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == ExitStatus.ERROR, done.stderr
+    assert "Error: No agent run completed (0 failed, 1 timed out)" in done.stderr
     assert time.monotonic() - started < 30
     result = load(tmp_path / "out" / "demo.sleepy" / "demo.sleepy__seed31415__b1.json")
     assert result["status"] == "timeout"
@@ -207,6 +213,36 @@ def test_a_rerun_skips_complete_results_and_redoes_broken_ones(tmp_path: Path) -
             {"path": "out.txt", "sha256": sha256(copy), "bytes": copy.stat().st_size}]
 
 
+def test_the_exit_status_says_whether_every_some_or_no_agent_run_completed(tmp_path: Path) -> None:
+    instances = tmp_path / "instances"
+    synthetic_instance(instances, "demo.exits", ["out.txt"], ("b1", "b2"))
+    env = cli_env(tmp_path / "home")
+
+    def run(cmd: str, name: str) -> subprocess.CompletedProcess[str]:
+        return cli(["run", "--instances-dir", str(instances), "--agent-cmd", cmd, "--prompt-levels", "b1,b2",
+                    "--output-dir", str(tmp_path / name)], env)
+
+    every = run("echo ok > out.txt", "every")
+    assert every.returncode == ExitStatus.OK, every.stderr
+    assert "2 runs: 2 completed, 0 failed, 0 timed out" in every.stdout and "Error" not in every.stderr
+
+    some = run("echo ok > out.txt; test {prompt_level} = b1", "some")
+    assert some.returncode == ExitStatus.RUNS_INCOMPLETE == 3, some.stderr
+    assert "Error: 1 of 2 agent runs did not complete (1 failed, 0 timed out); agent_output.error_message" in \
+        some.stderr and "The other results are written and can be submitted." in some.stderr
+    statuses = {level: load(tmp_path / "some" / "demo.exits" / f"demo.exits__seed31415__{level}.json")["status"]
+                for level in ("b1", "b2")}
+    assert statuses == {"b1": "completed", "b2": "failed"}
+
+    none = run("exit 4", "none")
+    assert none.returncode == ExitStatus.ERROR == 1, none.stderr
+    assert "Error: No agent run completed (2 failed, 0 timed out)" in none.stderr
+    assert len(list((tmp_path / "none" / "demo.exits").glob("*.json"))) >= 2, "every result is still written"
+
+    # A rerun that resumes them all keeps the status: the results, not this process, decide it.
+    assert run("echo ok > out.txt", "every").returncode == ExitStatus.OK
+
+
 def test_attempts_get_fresh_workspaces_and_attempt_files(tmp_path: Path) -> None:
     instances = tmp_path / "instances"
     synthetic_instance(instances, "demo.retry", ["count.txt"])
@@ -214,7 +250,7 @@ def test_attempts_get_fresh_workspaces_and_attempt_files(tmp_path: Path) -> None
     cmd = "echo x >> count.txt; pwd >> count.txt; exit 3"
     done = cli(["run", "--instances-dir", str(instances), "--agent-cmd", cmd,
                 "--prompt-levels", "b1", "--attempts", "2", "--output-dir", str(out)], cli_env(tmp_path / "home"))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == ExitStatus.ERROR and "No agent run completed (2 failed, 0 timed out)" in done.stderr
     task_out = out / "demo.retry"
     first, second = (load(task_out / name) for name in ("demo.retry__seed31415__b1.json",
                                                           "demo.retry__seed31415__b1__attempt2.json"))

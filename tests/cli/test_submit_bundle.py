@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from cli_client.errors import ExitStatus
+from cli_client.remote.credentials import CredentialStore
 from contracts.bundle import build_bundle, write_archive
 from tests.results_tree import LINUX_NS_SANDBOX, OS_SANDBOX, make_results, sha, write_result
-from tests.support import OUR_CLI, run_cli
+from tests.support import OUR_CLI, read_archive_members, run_cli
 
 
 @pytest.fixture
@@ -170,18 +172,28 @@ def test_submit_without_a_token_names_login_and_the_variable(results: Path, env:
 
 
 class Receiver(BaseHTTPRequestHandler):
-    """Records one upload and answers with the configured status and body."""
+    """Records one upload and answers with the configured status and body; answers the token check
+    (GET /api/v1/me) with `me` and records every request line in `requests`."""
 
     seen: dict[str, Any] = {}
     answer: tuple[int, dict[str, Any]] = (201, {})
+    me: tuple[int, dict[str, Any]] = (200, {"id": "u1"})
+    requests: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        type(self).requests.append(f"GET {self.path} {self.headers.get('Authorization')}")
+        self._reply(*type(self).me)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         length = int(self.headers["Content-Length"])
         body = bytearray()
         while len(body) < length:
             body += self.rfile.read(min(65536, length - len(body)))
+        type(self).requests.append(f"POST {self.path} {self.headers.get('Authorization')}")
         type(self).seen.update(path=self.path, headers=dict(self.headers), body=bytes(body))
-        status, reply = type(self).answer
+        self._reply(*type(self).answer)
+
+    def _reply(self, status: int, reply: dict[str, Any]) -> None:
         payload = json.dumps(reply).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -195,7 +207,7 @@ class Receiver(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def receiver() -> Iterator[tuple[str, type[Receiver]]]:
-    handler = type("R", (Receiver,), {"seen": {}, "answer": (201, {})})
+    handler = type("R", (Receiver,), {"seen": {}, "answer": (201, {}), "requests": []})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -237,3 +249,89 @@ def test_submit_fails_with_the_portals_detail_on_a_refusal(results: Path, env: d
     assert result.returncode == 1
     assert "Error: HTTP 400: wrong_seed: instance id x is seed31415" in result.stderr
     assert handler.seen["headers"]["Authorization"] == "Bearer asi_pat_explicitexplicit"
+
+
+def test_submit_checks_the_token_before_packing_anything(results: Path, tmp_path: Path, env: dict[str, str],
+                                                        receiver: Any) -> None:
+    url, handler = receiver
+    handler.me = (401, {"detail": "Invalid token."})
+    before = sorted(p.name for p in results.iterdir())
+    env = {**env, "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--endpoint", url,
+                      "--token", "asi_pat_revokedrevokedrevoked"], env)
+    assert result.returncode == ExitStatus.ERROR
+    assert result.stderr.strip() == (f"Error: The Portal at {url} refused the token (Invalid token): run `asibench "
+                                     "login`, or pass --token / set ASIBENCH_SUBMIT_TOKEN. Nothing was packed or "
+                                     "uploaded.")
+    assert "Bundle" not in result.stdout
+    assert handler.requests == ["GET /api/v1/me Bearer asi_pat_revokedrevokedrevoked"]
+    assert sorted(p.name for p in results.iterdir()) == before and list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_an_unreachable_portal_is_reported_before_packing(results: Path, env: dict[str, str]) -> None:
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--endpoint", "http://127.0.0.1:9",
+                      "--token", "asi_pat_aaaaaaaaaaaaaaaaaaaa"], env)
+    assert result.returncode == ExitStatus.ERROR
+    assert "Could not reach the Portal at http://127.0.0.1:9/api/v1/me" in result.stderr
+    assert "Bundle" not in result.stdout and not list(results.glob("submission_*"))
+
+
+def test_an_upload_is_packed_outside_the_results_dir_and_removed_after(results: Path, tmp_path: Path,
+                                                                       env: dict[str, str], receiver: Any) -> None:
+    url, handler = receiver
+    handler.answer = (201, {"submission_id": "sub_2", "status": "draft", "created": True,
+                            "confirm_url": f"{url}/submit/submissions/sub_2"})
+    before = sorted(p.name for p in results.iterdir())
+    (tmp_path / "tmp").mkdir()
+    env = {**env, "TMPDIR": str(tmp_path / "tmp"), "ASIBENCH_SUBMIT_TOKEN": "asi_pat_envtokenenvtoken"}
+    for _ in range(2):
+        result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--endpoint", url], env)
+        assert result.returncode == ExitStatus.OK, result.stderr
+        assert "Bundle packed (in a temporary directory, removed after the upload)" in result.stdout
+        assert sorted(p.name for p in results.iterdir()) == before, "nothing is left in the results dir"
+        assert list((tmp_path / "tmp").iterdir()) == [], "the temporary bundle is gone"
+    name = handler.seen["headers"]["X-ASIBench-Filename"]
+    assert name.startswith("submission_") and name.endswith(".tar.gz")
+    members = read_archive_members(handler.seen["body"])
+    assert {m.split("/")[0] for m in members} == {name[: -len(".tar.gz")]}
+    assert handler.requests[0] == "GET /api/v1/me Bearer asi_pat_envtokenenvtoken"
+
+
+def test_submit_uploads_to_the_portal_of_the_last_login(results: Path, env: dict[str, str], receiver: Any) -> None:
+    url, handler = receiver
+    handler.answer = (201, {"submission_id": "sub_3", "status": "draft"})
+    store = CredentialStore.from_env(env)
+    store.save("http://127.0.0.1:9/api/v1", "asi_pat_olderloginolderlogin", {})
+    store.save(f"{url}/api/v1", "asi_pat_latestloginlatestlogin", {})
+    store.save("https://receiver.example/upload", "asi_pat_customreceivercustom", {})  # not a Portal: never chosen
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results)], env)
+    assert result.returncode == ExitStatus.OK, result.stderr
+    assert f"Uploading to {url}/api/v1/submissions/bundle" in result.stdout
+    assert handler.requests == ["GET /api/v1/me Bearer asi_pat_latestloginlatestlogin",
+                                "POST /api/v1/submissions/bundle Bearer asi_pat_latestloginlatestlogin"]
+    # The environment still wins over the saved login, as in the official client.
+    named = run_cli([*OUR_CLI, "submit", "--results-dir", str(results)],
+                    {**env, "ASIBENCH_SUBMIT_ENDPOINT": "http://127.0.0.1:9"})
+    assert named.returncode == ExitStatus.ERROR and "http://127.0.0.1:9/api/v1/me" in named.stderr
+
+
+@pytest.mark.parametrize(("state", "said"), [
+    ("published", "ALREADY SUBMITTED — the Portal already has these results as run sub_4 (published)"),
+    ("draft", "It is still a DRAFT: open the page above and click Confirm"),
+])
+def test_submit_says_plainly_when_the_results_were_already_submitted(results: Path, env: dict[str, str],
+                                                                     receiver: Any, state: str, said: str) -> None:
+    url, handler = receiver
+    reply = {"submission_id": "sub_4", "status": "scored" if state == "published" else "draft", "state": state,
+             "created": False, "run_url": f"{url}/submit/submissions/sub_4",
+             "message": "These results were already uploaded (8 results for 2 tasks), nothing new was created."}
+    if state == "draft":
+        reply["confirm_url"] = reply["run_url"]
+    handler.answer = (200, reply)
+    result = run_cli([*OUR_CLI, "submit", "--results-dir", str(results), "--endpoint", url,
+                      "--token", "asi_pat_explicitexplicit"], env)
+    assert result.returncode == ExitStatus.OK, result.stderr
+    assert said in result.stdout and f"{url}/submit/submissions/sub_4" in result.stdout
+    assert "nothing new was created" in result.stdout
+    assert "UPLOAD COMPLETE" not in result.stdout

@@ -138,6 +138,8 @@ def test_the_official_client_pulls_runs_and_submits_and_the_run_is_scored(
     assert sent.returncode == 0, strip_ansi(sent.stdout + sent.stderr)
     run = Submission.objects.get()
     assert run.framework_version == "0.2.0" and run.entries.count() == 4
+    # Its results name no client of their own: shown as the official client's.
+    assert (run.client_name, run.client_label) == ("", "asibench 0.2.0 (official client)")
     # The official client records no input digest: said so, per instance, not guessed.
     assert {check["state"] for check in run.report["inputs"].values()} == {"not_recorded"}
     assert set(run.report["inputs"]) == {f"{TASK}__seed42", "robotics.minimum_snap_trajectory__seed42"}

@@ -1,6 +1,5 @@
 """The official asibench 0.2.0 `submit` uploads a run produced by our `asibench run` to our Portal, unchanged."""
 
-import hashlib
 import json
 import re
 import shutil
@@ -63,6 +62,31 @@ def test_official_submit_uploads_a_draft_and_prints_the_confirm_url(
         recorded = originals[entry.base_name]["provenance"]
         assert entry.provenance["sandbox"] == DOCKER_SANDBOX
         assert entry.provenance["agent"] == recorded["agent"]
+        # Our run's provenance.client passes through the official client's bundle untouched.
+        assert entry.provenance["client"] == recorded["client"] == {"name": "asibench-portal-cli", "version": "0.1.0"}
+    assert run.client_label == "asibench-portal-cli 0.1.0"
+
+
+def test_an_official_resubmit_of_a_published_run_says_so_without_a_draft_banner(
+    official_client, portal_server, submit_catalog, submitter, maintainer, run_results, cli_home, tmp_path
+):
+    from leaderboard.models import RunReview
+
+    results = as_docker_provenance(run_results["reference"], tmp_path / "results")
+    env = {**cli_home, "ASIBENCH_SUBMIT_TOKEN": issue_token(submitter.user)}
+    argv = [str(official_client), "submit", "--results-dir", str(results), "--endpoint", portal_server.url]
+    first = run_cli(argv, env, timeout=300)
+    assert first.returncode == 0, strip_ansi(first.stdout + first.stderr)
+    run = Submission.objects.get()
+    Submission.objects.filter(id=run.id).update(status="scored", expires_at=None)
+    RunReview.objects.create(submission=run, state="published", decided_by=maintainer.user)
+    again = run_cli(argv, env, timeout=300)
+    out = strip_ansi(again.stdout + again.stderr)
+    assert again.returncode == 0, out
+    url = f"{portal_server.url}/submit/submissions/{run.id}"
+    assert f"nothing new was created: run {run.id} is scored and published on the leaderboard: {url}" in out
+    assert "DRAFT" not in out and "confirm" not in out.lower()
+    assert Submission.objects.count() == 1
 
 
 def test_official_submit_is_refused_with_a_reason_when_the_token_is_wrong(
@@ -77,26 +101,21 @@ def test_official_submit_is_refused_with_a_reason_when_the_token_is_wrong(
     assert Submission.objects.count() == 0
 
 
-def test_our_submit_uploads_a_draft_and_a_resubmit_is_keyed_by_its_bytes(
+def test_our_submit_uploads_a_draft_and_a_resubmit_is_the_same_run(
     portal_server, submit_catalog, submitter, run_results, cli_home, tmp_path
 ):
     env = {**cli_home, "ASIBENCH_SUBMIT_TOKEN": issue_token(submitter.user)}
-    archive = tmp_path / "ours.tar.gz"
-    argv = [*OUR_CLI, "submit", "--results-dir", str(run_results["reference"]), "--endpoint", portal_server.url,
-            "--output", str(archive)]
-    first = run_cli(argv, env, timeout=300)
+    argv = [*OUR_CLI, "submit", "--results-dir", str(run_results["reference"]), "--endpoint", portal_server.url]
+    first = run_cli([*argv, "--output", str(tmp_path / "first.tar.gz")], env, timeout=300)
     assert first.returncode == 0, first.stdout + first.stderr
-    first_digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     run = Submission.objects.get()
-    assert f"{portal_server.url}/submit/submissions/{run.id}" in first.stdout
-    assert "DRAFT" in first.stdout
+    url = f"{portal_server.url}/submit/submissions/{run.id}"
+    assert url in first.stdout and "UPLOAD COMPLETE" in first.stdout and "DRAFT" in first.stdout
+    # Packed again (a new created_at, so new bytes): the Portal knows the result files, says so, makes no draft.
     second = run_cli(argv, env, timeout=300)
     assert second.returncode == 0, second.stdout + second.stderr
-    # The Portal keys drafts by archive bytes; a rebuilt bundle carries a new created_at (one-second
-    # resolution), so it is the same draft exactly when the rebuilt archive is byte-identical.
-    if hashlib.sha256(archive.read_bytes()).hexdigest() == first_digest:
-        assert Submission.objects.count() == 1
-        assert f"{portal_server.url}/submit/submissions/{run.id}" in second.stdout
-    else:
-        newer = Submission.objects.exclude(id=run.id).get()
-        assert f"{portal_server.url}/submit/submissions/{newer.id}" in second.stdout
+    assert Submission.objects.count() == 1
+    assert f"ALREADY SUBMITTED — the Portal already has these results as run {run.id} (draft)" in second.stdout
+    assert url in second.stdout and "It is still a DRAFT" in second.stdout
+    assert "UPLOAD COMPLETE" not in second.stdout
+    assert not list(run_results["reference"].glob("submission_*")), "no bundle is left in the results dir"

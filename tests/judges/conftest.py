@@ -1,5 +1,5 @@
-"""The judge fixture task in the catalog, for the modules of this directory."""
+"""The judge fixture tasks in the catalog, for the modules of this directory."""
 
-from tests.judges.support import judged_catalog
+from tests.judges.support import agent_catalog, judged_catalog
 
-__all__ = ["judged_catalog"]
+__all__ = ["agent_catalog", "judged_catalog"]

@@ -68,11 +68,11 @@ def judged_catalog(django_db_setup: None, django_db_blocker: object, tmp_path_fa
         Dataset.objects.all().delete()
 
 
-def restore_catalog(rows: list[list[Any]]) -> None:
+def restore_catalog(rows: list[list[Any]], instance_id: str = INSTANCE) -> None:
     """Put the catalog rows back after a transactional test flushed them (their files stay in storage)."""
     from scoring.models import Instance
 
-    if not Instance.objects.filter(instance_id=INSTANCE).exists():
+    if not Instance.objects.filter(instance_id=instance_id).exists():
         for model_rows in rows:
             type(model_rows[0]).objects.bulk_create(model_rows)
 
@@ -114,6 +114,75 @@ def write_results(results: Path, reference: Path, params: dict[str, Any],
     for level, spec in (levels or LEVELS).items():
         base = write_result(results, instance_id, level, level_outputs(reference, level, spec))
         path = results / TASK / f"{base}.json"
+        record = json.loads(path.read_text())
+        record["parameters"] = params
+        path.write_text(json.dumps(record))
+    return results
+
+
+# ---------------------------------------------------------------- the agent judge fixture
+AGENT_LAYOUTS = Path(__file__).parent / "agent_layouts"
+AGENT_TASK = "materials.agent_judged_report"
+AGENT_INSTANCE = f"{AGENT_TASK}__seed42"
+# The codex judge's key: not shaped like any provider's key, so only its exact value can give it away.
+CODEX_KEY_ENV, CODEX_KEY = "AGENT_JUDGE_TEST_KEY", "Zq7Vv2m9x4Lp0R3tW8yK"
+AGENT_JUDGE_CEILING = 120  # ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT of the tests' servers
+FAKE_CLI = Path(__file__).resolve().parents[1] / "fake_judge_cli.py"
+
+
+def fake_cli_dir(base: Path) -> Path:
+    """`codex` and `claude` (tests/fake_judge_cli.py) on a directory of their own, world-readable."""
+    bin_dir = base / "judge-bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("codex", "claude"):
+        shutil.copyfile(FAKE_CLI, bin_dir / name)
+        (bin_dir / name).chmod(0o755)
+    bin_dir.chmod(0o755)
+    return bin_dir
+
+
+def agent_judge_env(endpoint: JudgeEndpoint, cli_dir: Path) -> dict[str, str]:
+    """A server's settings for both judge kinds against the local endpoint: chat judges with SECRET, the
+    codex judge with CODEX_KEY, and the agent judge's timeout ceiling."""
+    return {**endpoint_env(endpoint), "ASIBENCH_AGENT_JUDGE_PATH": str(cli_dir),
+            "ASIBENCH_AGENT_JUDGE_CODEX_BASE_URL": endpoint.url + "/v1",
+            "ASIBENCH_AGENT_JUDGE_CODEX_KEY_ENV": CODEX_KEY_ENV, CODEX_KEY_ENV: CODEX_KEY,
+            "ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT": str(AGENT_JUDGE_CEILING)}
+
+
+@pytest.fixture(scope="module")
+def agent_catalog(django_db_setup: None, django_db_blocker: object) -> Iterator[dict[str, Any]]:
+    """The agent judge fixture task loaded as the README says (`manage.py catalog_load --tasks-dir`), with
+    the tests' agent judge ceiling; its load report and the committed rows."""
+    import subprocess
+    import sys
+
+    from scoring.models import Dataset, Instance, Task
+    from tests.support import REPO, subprocess_env, test_database_env
+
+    with django_db_blocker.unblock():  # type: ignore[attr-defined]
+        env = subprocess_env({**test_database_env(), "ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT": str(AGENT_JUDGE_CEILING)})
+        done = subprocess.run([sys.executable, "manage.py", "catalog_load", "--tasks-dir", str(AGENT_LAYOUTS),
+                               "--datasets", "seed42"], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=600, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        instance = Instance.objects.get(instance_id=AGENT_INSTANCE)
+        rows = [list(Dataset.objects.all()), list(Task.objects.all()), list(Instance.objects.all())]
+        yield {"load_output": done.stdout, "params": instance.params, "rows": rows}
+        from portal.submissions.models import Submission
+
+        Submission.objects.all().delete()
+        Task.objects.all().delete()
+        Dataset.objects.all().delete()
+
+
+def agent_results(results: Path, params: dict[str, Any], reports: dict[str, str]) -> Path:
+    """A results dir of the agent judge fixture, one result per level with its report.md."""
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "run_metadata.json").write_text(json.dumps({"framework_version": "0.2.0"}))
+    for level, report in reports.items():
+        base = write_result(results, AGENT_INSTANCE, level, {"report.md": report.encode()})
+        path = results / AGENT_TASK / f"{base}.json"
         record = json.loads(path.read_text())
         record["parameters"] = params
         path.write_text(json.dumps(record))

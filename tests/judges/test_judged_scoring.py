@@ -13,9 +13,10 @@ from django.utils import timezone
 from portal.submissions import scoring_runs
 from portal.submissions import services as submissions
 from portal.submissions.models import Submission
+from portal.submissions.reaper import stuck_runs_reap
 from scoring import judge_services
 from scoring.judging.client import SdkJudgeClient
-from scoring.models import InstanceScore, JudgeCall, ScoringRun
+from scoring.models import InstanceScore, JudgeCall, JudgeTokenLedger, ScoringRun
 from tests.judge_endpoint import JudgeEndpoint
 from tests.judges.support import INSTANCE, KEY_ENV, LEVELS, SECRET, endpoint_env, restore_catalog, write_results
 from tests.support import bundle_of
@@ -130,7 +131,7 @@ def test_an_endpoint_that_does_not_answer_makes_results_wait_then_fail_with_the_
 
 
 def test_the_run_budget_stops_judge_calls_with_the_reason_and_the_day_budget_makes_them_wait(
-        catalog, endpoint, submitter, tmp_path, settings):
+        catalog, endpoint, submitter, tmp_path, settings, client):
     settings.JUDGE_RUN_TOKEN_BUDGET = 100
     run = score(queued_run(submitter, catalog, tmp_path, {"b1": LEVELS["b1"]}))
     b1 = by_level(run)["b1"]
@@ -138,13 +139,36 @@ def test_the_run_budget_stops_judge_calls_with_the_reason_and_the_day_budget_mak
     assert "this scoring run's judge token budget (100 tokens" in b1.reason
     assert endpoint.requests == []
 
+    # The day's budget refills: a call it refuses waits for it, never failed for it (even when a single
+    # round would fail an unanswered call), and the run page says why.
     settings.JUDGE_RUN_TOKEN_BUDGET = 10_000_000
-    settings.JUDGE_DAILY_TOKEN_BUDGET = 100
+    settings.JUDGE_DAILY_TOKEN_BUDGET = 100_000
+    settings.JUDGE_MAX_ROUNDS = 1
+    JudgeTokenLedger.objects.create(scope=f"day:{timezone.now():%Y-%m-%d}", tokens=99_950)  # others' runs today
     again = score(Submission.objects.get(id=run.submission_id), rejudge=True)
     assert again.status == "running" and not by_level(again)
+    assert not JudgeCall.objects.filter(scoring_run=again, status="failed").exists()
     pending = JudgeCall.objects.filter(scoring_run=again, status="pending")
-    assert pending.exists() and all("today's judge token budget (100 tokens" in c.last_error for c in pending)
+    assert pending.exists() and all("today's judge token budget (100000 tokens for all accounts" in c.last_error
+                                    for c in pending)
+    assert all(c.attempts == 0 and c.waiting_for_budget for c in pending)
     assert endpoint.requests == []
+    client.force_login(submitter.user)
+    page = " ".join(client.get(f"/submit/submissions/{run.submission_id}").content.decode().split())
+    assert "Waiting for judge budget:</strong> 1 result waits because today&#x27;s judge token budget" in page
+    assert "Waiting for evaluator" not in page
+
+    # Waiting for a budget is not being stuck: the reaper leaves the run alone, however long it waits.
+    ScoringRun.objects.filter(id=again.id).update(created_at=timezone.now() - timedelta(days=1))
+    assert stuck_runs_reap()["requeued"] == 0 and ScoringRun.objects.get(id=again.id).status == "running"
+
+    # Nothing is due before the budget has room; once the operator raises it, the sweep sends them.
+    assert judge_services.judge_waiting_due(now=timezone.now()) == []
+    settings.JUDGE_DAILY_TOKEN_BUDGET = 100_000_000
+    assert judge_services.judge_waiting_due(now=timezone.now()) == [(again.id, INSTANCE)]
+    scoring_runs.instance_score(scoring_run_id=again.id, instance_id=INSTANCE)
+    assert scoring_runs.scoring_run_finalize(scoring_run_id=again.id)
+    assert by_level(ScoringRun.objects.get(id=again.id))["b1"].outcome == "scored"
 
 
 def test_a_rescore_replays_the_recorded_replies_and_a_rejudge_asks_again(catalog, endpoint, submitter, tmp_path):

@@ -42,7 +42,7 @@ def test_a_maintainer_publishes_from_the_queue_and_the_run_appears_with_charts(
 
     page.click("[data-testid=board] a:has-text('Claude Code · Opus')")
     page.wait_for_selector("[data-testid=provenance]")
-    assert "chemistry" in page.locator("[data-testid=entry-domains]").inner_text()
+    assert "Chemistry" in page.locator("[data-testid=entry-domains]").inner_text()
     screenshot(page, "leaderboard-entry")
 
     entry = LeaderboardEntry.objects.get(submission=target)

@@ -1,10 +1,12 @@
 """Bulk review: several runs selected in the queue, published, rejected (one reason) or rescored at once,
 each still decided and audited on its own."""
 
+import re
+
 import pytest
 from django.test import Client
 
-from leaderboard.models import LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
+from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
 from portal.submissions.models import Submission
 from tests.leaderboard.factories import RunSpec, scored_run
 
@@ -31,7 +33,19 @@ def test_the_queue_offers_a_checkbox_per_run(runs, maintainer, client):
     assert 'data-testid="queue-conformance"' not in page
     Submission.objects.filter(id=runs[0].id).update(conformance=[{"kind": "timeout", "detail": "600 s"}])
     page = client.get("/leaderboard/review/").content.decode()
-    assert page.count('data-testid="queue-conformance">timeout<') == 1
+    assert page.count('data-testid="queue-conformance" title="600 s">timeout other than the benchmark&#x27;s<') == 1
+
+
+def test_queue_flags_are_words_with_a_legend(runs, maintainer, client):
+    IntegrityFlag.objects.bulk_create(IntegrityFlag(submission=runs[0], kind=kind, base_name=f"r{k}")
+                                      for k, kind in enumerate(("duplicate_outputs", "stale_task_revision")))
+    client.force_login(maintainer.user)
+    page = client.get("/leaderboard/review/").content.decode()
+    badges = re.findall(r'data-testid="queue-integrity">([^<]*)<', page)
+    assert sorted(badges) == ["2 integrity flags", "no integrity flags", "no integrity flags"]
+    legend = page[page.index('data-testid="flag-legend"'):]
+    for kind in (*IntegrityFlag.Kind.labels, "sandbox outside the dataset&#x27;s policy", "more than one attempt"):
+        assert kind.replace("'", "&#x27;") in legend, kind
 
 
 def test_bulk_publish_publishes_each_under_its_suggested_name_with_its_own_audit_row(runs, maintainer, client):

@@ -70,7 +70,7 @@ def test_a_level_and_a_domain_can_be_chosen(client, board):
     chemistry = sorted(t for t in weak if t.startswith("chemistry."))
     assert rows["Kimi K2"] == [f"{weak[t]['levels']['b3']:.1f}" for t in chemistry]
     assert "math." not in re.search(r"<table.*?</table>", html, re.S).group(0)
-    assert "B3 per task, seed42 · chemistry" in html
+    assert "B3 per task, seed42 · Chemistry" in html
     # An unknown figure falls back to the mean; unknown filters are refused like the board's.
     assert table_rows(client.get("/leaderboard/heatmap/?value=b9").content.decode()) == table_rows(
         client.get("/leaderboard/heatmap/").content.decode())
@@ -94,6 +94,6 @@ def test_the_run_page_breaks_down_per_task_and_domain_with_published_scores_only
     by_domain = re.search(r'data-testid="entry-domains">(.*?)</table>', html, re.S).group(1)
     chemistry = [t for t in entry.tasks if t.startswith("chemistry.")]
     b1 = sum(entry.tasks[t]["levels"]["b1"] for t in chemistry) / len(chemistry)
-    row = re.search(r"<td>chemistry</td>(.*?)</tr>", by_domain, re.S).group(1)
+    row = re.search(r"<td>Chemistry</td>(.*?)</tr>", by_domain, re.S).group(1)
     assert re.findall(r'<td class="num">([^<]*)</td>', row)[:2] == [str(len(chemistry)), f"{b1:.1f}"]
     assert "99.0" not in html  # the newer scoring is not published

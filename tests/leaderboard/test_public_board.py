@@ -80,7 +80,7 @@ def test_filters_by_dataset_and_domain(client, board):
     unknown = client.get("/api/v1/leaderboard?domain=astronomy")  # no such domain in the catalog
     assert unknown.status_code == 400 and unknown.json()["code"] == "unknown_domain"
     page = client.get("/leaderboard/?dataset=seed42&domain=math").content.decode()
-    assert "Kimi K2" in page and "B3 across agents · math" in page
+    assert "Kimi K2" in page and "B3 across agents · Math" in page
 
 
 def test_rows_sort_by_any_column(client, board):

@@ -14,8 +14,9 @@ from portal.status.models import WorkerHeartbeat
 from portal.status.selectors import CACHE_KEY, percentile
 from portal.submissions.models import Submission
 from scoring.models import ScoringRun
+from scoring.sandbox.modes import BWRAP_ROOT
 from tests.leaderboard.factories import make_catalog
-from tests.support import start_celery_worker, stop_celery_worker, wait_for
+from tests.support import OUTPUT_DIR, start_celery_worker, stop_celery_worker, wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +86,15 @@ def test_the_figures_match_a_seeded_queue(client, seeded_queue, settings):
                      "workers": "2"}
 
 
+def test_workers_without_a_usable_sandbox_are_counted_but_their_reason_is_not_shown(client, seeded_queue, settings):
+    settings.WORKER_SEEN_MINUTES = 5
+    WorkerHeartbeat.objects.filter(hostname="worker-b@internal-host-2").update(
+        sandbox_mode=BWRAP_ROOT, sandbox_problem="bubblewrap cannot start a sandbox here as root: internal detail")
+    shown = figures(client)
+    assert (shown["workers"], shown["unable"]) == ("2", "1")
+    assert "internal detail" not in client.get("/status").content.decode()
+
+
 def test_nothing_private_is_shown(client, seeded_queue, submitter):
     html = client.get("/status").content.decode()
     for private in ("internal-host", "worker-a", submitter.email, "secret-agent", "unreleased-model", "seed42__"):
@@ -121,6 +131,9 @@ def test_a_running_worker_is_seen_and_leaves_when_it_stops(client, settings):
         beat = wait_for(lambda: WorkerHeartbeat.objects.filter(hostname__startswith="status-").first(), 60,
                         "the worker's first heartbeat")
         first_seen = beat.last_seen
+        # The worker said at start which sandbox mode its runs take, and records it with its heartbeat.
+        assert (beat.sandbox_mode, beat.sandbox_problem) == (BWRAP_ROOT, "")
+        assert f"sandbox {BWRAP_ROOT}: enforces namespaces, seccomp" in (OUTPUT_DIR / "celery-status.log").read_text()
         wait_for(lambda: WorkerHeartbeat.objects.get(hostname=beat.hostname).last_seen > first_seen, 30,
                  "a later heartbeat from the worker's timer")
         assert figures(client)["workers"] == "1"

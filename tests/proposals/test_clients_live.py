@@ -92,3 +92,25 @@ def test_a_task_id_without_a_domain_is_refused_by_the_portal(portal_server, offi
     code, out = submit([str(official_client)], task_dir, portal_server, env)
     assert code == 1 and "HTTP 400: Invalid task id 'toy_spectrum'" in out
     assert Proposal.objects.count() == 0
+
+
+def test_task_submit_prints_why_a_step_is_missing_as_the_draft_page_does(
+        portal_server, client_argv, submitter, task_dir, cli_home):
+    """Issue 30: `Missing: Local testing` alone did not say that B3 scored 55, not below 40."""
+    from proposals.selectors import completeness
+
+    evidence = task_dir / "task_submission.yaml"
+    evidence.write_text(evidence.read_text().replace("score: 31", "score: 55"))
+    env = {**cli_home, "ASIBENCH_SUBMIT_TOKEN": issue_token(submitter.user)}
+    code, out = submit(client_argv, task_dir, portal_server, env)
+    assert code == 0, out
+    assert "Missing: Local testing" in out
+    proposal = Proposal.objects.get(owner=submitter.user)
+    (step,) = [s for s in completeness(proposal)["steps"] if not s["done"]]
+    reason = "B3 scored 55, not below 40: the task is too easy without the method (B3 and B4 must stay below 40)"
+    assert step["needs"] == [reason]
+    if client_argv == list(OUR_CLI):
+        # The page's own words, from the one definition both read (proposals.selectors.completeness).
+        assert f"  Local testing: needs {reason}" in out
+    page = portal_server.url + f"/submit/proposals/{proposal.id}"
+    assert page in out

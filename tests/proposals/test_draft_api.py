@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from proposals.models import Proposal, ProposalFile
+from proposals.selectors import completeness
 from tests.hostile_yaml import alias_bomb
 from tests.proposals.proposal_support import multipart, stored_blobs, task_files
 from tests.support import issue_token
@@ -83,8 +84,10 @@ def test_an_exact_sync_keeps_nested_names_and_hashes(client, draft, task_dir, dj
     assert after["snapshot"] != before["snapshot"]
     detail = api(client, token, "GET", f"/proposals/{proposal_id}").json()
     # Imported from task_meta.yaml and task_submission.yaml: everything but nothing is missing.
-    assert detail["completeness"] == {"percent": 100, "missing": [], "stopped_at": None}
     proposal = Proposal.objects.get(id=proposal_id)
+    assert detail["completeness"] == {"percent": 100, "missing": [], "stopped_at": None,
+                                      "steps": completeness(proposal)["steps"]}
+    assert all(step["done"] and step["needs"] == [] for step in detail["completeness"]["steps"])
     assert proposal.imported_from["score_b1"] == "task_submission.yaml" and proposal.score_b1 == 82
     assert (proposal.test_agent, proposal.test_sandbox, proposal.local_testing_done) == ("codex_cli", "os", True)
 
@@ -108,7 +111,8 @@ def test_a_draft_without_solution_or_reference_specs_is_complete_and_says_what_i
     assert put_files(client, token, proposal_id, files, snapshot_of(client, token, proposal_id)["snapshot"]
                      ).status_code == 200
     detail = api(client, token, "GET", f"/proposals/{proposal_id}").json()
-    assert detail["completeness"] == {"percent": 100, "missing": [], "stopped_at": None}
+    assert {k: v for k, v in detail["completeness"].items() if k != "steps"} == {
+        "percent": 100, "missing": [], "stopped_at": None}
     assert freeze_problems(Proposal.objects.get(id=proposal_id)) == []
     page = Client()
     page.force_login(submitter.user)

@@ -99,14 +99,16 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
                              {"datasets": ["seed42", "seed31415"], "status": "final"}, follow=True)
     assert "Publishing started" in messages_of(response)
     job = finished_job(ProposalJob.objects.get(proposal=proposal, kind="publish"))
-    assert (job.status, job.outcome) == ("passed", "0.2"), job.problems
-    assert "Published as version 0.2" in reviewer.get(f"/submit/proposals/{proposal.id}/review").content.decode()
+    # Published as the author's version, as written in task_meta.yaml: never rewritten.
+    assert (job.status, job.outcome) == ("passed", "0.1"), job.problems
+    assert "Published as version 0.1" in reviewer.get(f"/submit/proposals/{proposal.id}/review").content.decode()
     task = Task.objects.get(id="physics.toy_spectrum")
-    assert (task.version, task.status) == ("0.2", "final")
+    assert (task.version, task.status, task.revision) == ("0.1", "final", 1)
     assert set(Instance.objects.filter(task=task).values_list("dataset_id", flat=True)) == {"seed42", "seed31415"}
     published = Path(settings.PUBLISHED_TASKS_DIR) / "physics" / "toy_spectrum"
     assert not (published / "task_submission.yaml").exists()
-    assert 'version: "0.2"' in (published / "task_meta.yaml").read_text()
+    assert (published / "task_meta.yaml").read_text() == files["task_meta.yaml"].decode().replace(
+        "status: in_development", "status: final")  # the author's file, with the status the maintainer chose
     assert "moments of inertia" in (published / "prompt_b4.md").read_text()  # the accepted revision
     assert Proposal.objects.get(pk=proposal.pk).status == "published" and len(mailoutbox) == 2
     # Another worker host has neither the publishing host's published dir nor its var dir: it scores
@@ -115,15 +117,15 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
     elsewhere = task_source_dir(task)
     assert not elsewhere.is_relative_to(Path(settings.PUBLISHED_TASKS_DIR).resolve())
     assert elsewhere.is_relative_to(tmp_path / "other-worker-var")
-    assert 'version: "0.2"' in (elsewhere / "task_meta.yaml").read_text()
+    assert 'version: "0.1"' in (elsewhere / "task_meta.yaml").read_text()
     assert (elsewhere / "prompt_b4.md").read_bytes() == (published / "prompt_b4.md").read_bytes()
     worker_mail = "".join(p.read_text() for p in (tmp_path / "worker-mail").iterdir())  # sent by the worker
-    assert "Published: physics.toy_spectrum v0.2" in worker_mail and submitter.email in worker_mail
+    assert "Published: physics.toy_spectrum v0.1" in worker_mail and submitter.email in worker_mail
 
     visitor = Client()
     assert b"physics.toy_spectrum" in visitor.get("/tasks/").content
     public = visitor.get("/tasks/physics.toy_spectrum/").content.decode()
-    assert "Eigenvalues of a symmetric matrix" in public and "0.2" in public
+    assert "Eigenvalues of a symmetric matrix" in public and "0.1" in public
     for private in ("generate_gt", "eigenvalues_ref", "Common mistakes", "codex_cli", "OpenAI", "timeout_seconds",
                     "local_testing_done", "reference_specs"):
         assert private not in public, private
@@ -132,7 +134,7 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
                           {"datasets": ["seed42"], "status": "final"}, follow=True)
     assert "Only an accepted proposal" in messages_of(again)
     history = author.get(f"/submit/proposals/{proposal.id}").content.decode()
-    for text in ("Changes requested", "Make B4 more distracting.", "Accepted", "Published as version 0.2"):
+    for text in ("Changes requested", "Make B4 more distracting.", "Accepted", "Published as version 0.1"):
         assert text in history
 
 
@@ -162,10 +164,10 @@ def test_a_crash_mid_publish_leaves_the_catalog_as_it_was(submitter, maintainer,
     first = accepted_proposal(submitter, maintainer, files)
     job = finished_job(services.proposal_publish(maintainer=maintainer.user, proposal_id=first.id,
                                                  dataset_names=["seed42", "seed31415"]))
-    assert (job.status, job.outcome) == ("passed", "0.2"), job.problems
+    assert (job.status, job.outcome) == ("passed", "0.1"), job.problems
     published = Path(settings.PUBLISHED_TASKS_DIR)
     before = catalog_state(published)
-    assert before[0] == "0.2" and len(before[2]) == 2
+    assert before[0] == "0.1" and len(before[2]) == 2
 
     # A second version of the task, accepted; the worker that would publish it dies mid-publish:
     # after every new instance is stored, just before the task directory swaps in.
@@ -183,7 +185,8 @@ def test_a_crash_mid_publish_leaves_the_catalog_as_it_was(submitter, maintainer,
     with pytest.raises(SystemExit):
         jobs.proposal_publish_run(job_id=job.pk)
     assert catalog_state(published) == before
-    assert not [p for p in (published / "physics").iterdir() if p.name.startswith(".toy_spectrum.v0.3")]
+    staged = [p for p in (published / "physics").iterdir() if p.name.startswith(".toy_spectrum.")]
+    assert staged == [before[3][0]]  # the live version's directory only: the crashed one's staging is gone
     assert Proposal.objects.get(pk=second.pk).status == "accepted"
     assert b"Version three" not in Client().get("/tasks/physics.toy_spectrum/").content
 
@@ -192,9 +195,11 @@ def test_a_crash_mid_publish_leaves_the_catalog_as_it_was(submitter, maintainer,
     ProposalJob.objects.filter(pk=job.pk).update(started_at=job.created_at - timedelta(days=1))
     jobs.proposal_publish_run(job_id=job.pk)
     job.refresh_from_db()
-    assert (job.status, job.outcome) == ("passed", "0.3"), job.problems
+    # The same author's version again, with changed files: the catalog's revision tells them apart.
+    assert (job.status, job.outcome) == ("passed", "0.1"), job.problems
     after = catalog_state(published)
-    assert after[0] == "0.3" and after[3][0] != before[3][0] and b"Version three" in after[3][1]
+    assert after[0] == "0.1" and after[3][0] != before[3][0] and b"Version three" in after[3][1]
+    assert Task.objects.get(id="physics.toy_spectrum").revision == 2
     assert not before[3][0].exists()  # the previous version's directory is gone once replaced
     assert Proposal.objects.get(pk=second.pk).status == "published"
 

@@ -19,6 +19,9 @@ def test_a_task_written_in_the_browser_is_submitted_as_a_frozen_revision(portal_
     browser_login(page, portal_server, submitter)
     page.goto(f"{portal_server.url}/submit/proposals/new")
     assert "Step 1 of 7: Identity" in page.inner_text("[data-testid=step-title]")
+    # Which source wins is said before anything is typed.
+    assert "Your task files win." in page.inner_text("[data-testid=files-win]")
+    assert "it sets Name, Domain, Subdomain whenever it is uploaded" in page.inner_text("[data-testid=files-win]")
     page.fill("#id_task_id", "Physics.Bad-Id")
     page.fill("#id_name", "Spectrum of a symmetric matrix")
     page.fill("#id_domain", "physics")
@@ -47,6 +50,16 @@ def test_a_task_written_in_the_browser_is_submitted_as_a_frozen_revision(portal_
     page.set_input_files("#id_upload", [str(task_dir / n) for n in ("task_meta.yaml", "generate_gt.py",
                                                                      "reference_specs.md")])
     save(page)
+    # The uploaded task_meta.yaml replaced the name typed in step 1, and says so.
+    assert "task_meta.yaml set Name, Subdomain, Inputs, Outputs: the file wins" in page.inner_text(".messages")
+    page.click("nav.stepper >> text=1. Identity")
+    page.wait_for_load_state()
+    assert page.locator("#id_name").count() == 0 and page.locator("#id_task_id").count() == 1
+    assert "Eigenvalues of a symmetric matrix (template — rename) from task_meta.yaml" in page.inner_text(
+        "[data-testid=from-files]")
+    screenshot(page, "proposal-step-fields-from-files")
+    page.click("nav.stepper >> text=6. Files")
+    page.wait_for_load_state()
     page.fill("#id_folder", "solution")
     page.set_input_files("#id_upload", [str(task_dir / "solution" / "solve.py")])
     save(page)
@@ -83,7 +96,21 @@ def test_a_task_written_in_the_browser_is_submitted_as_a_frozen_revision(portal_
     screenshot(page, "proposal-submitted")
     revision = Revision.objects.get(proposal=proposal)
     assert revision.number == 1 and revision.validation["ok"] is True
+    assert revision.fields["name"] == "Eigenvalues of a symmetric matrix (template — rename)"
     assert revision.fields["score_b3"] == 31 and revision.fields["objective"].startswith("Compute every")
     assert {f.path for f in revision.files.all()} == {
         "task_meta.yaml", "task_eval.yaml", "generate_gt.py", "reference_specs.md", "solution/solve.py",
         "prompt_b1.md", "prompt_b2.md", "prompt_b3.md", "prompt_b4.md"}
+
+    # Once published (here: marked so), every step shows what it holds, read-only, and says why once.
+    Proposal.objects.filter(pk=proposal.pk).update(status="published", published_version="0.1")
+    page.goto(f"{portal_server.url}/submit/proposals/{proposal.id}/edit/objective")
+    assert page.locator("[data-testid=step-form]").count() == 0
+    assert page.locator("textarea, input[type=text]").count() == 0
+    closed = page.locator("[data-testid=closed]")
+    assert closed.inner_text() == ("This proposal is published and can no longer change; asibench task submit "
+                                   "(or New proposal) opens a new draft for the task.")
+    assert closed.locator("code").inner_text() == "asibench task submit"
+    assert page.inner_text("main").count("can no longer change") == 1
+    assert "Compute every eigenvalue" in page.inner_text("[data-testid=read-only]")
+    screenshot(page, "proposal-published-step")

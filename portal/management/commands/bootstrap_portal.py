@@ -2,6 +2,7 @@ import os
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from portal.accounts.selectors import second_factor_missing
 from portal.accounts.services import demo_maintainer_ensure, maintainers_group_ensure
 
 
@@ -22,3 +23,7 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING(f"Demo maintainer created: {user.email} / {generated}  (shown once)"))
         else:
             self.stdout.write(f"Demo maintainer: {user.email}")
+        if second_factor_missing(user):
+            self.stdout.write(f"  Maintainers sign in with a second factor: at the first sign-in the Portal shows a QR "
+                              f"code and its secret for an authenticator app (any TOTP app, or `oathtool --totp -b "
+                              f"SECRET`), then recovery codes. Until then {user.email} sees only that page.")

@@ -21,6 +21,8 @@ from contracts.bundle import (
     seed_number,
     task_id_of,
 )
+from contracts.client_identity import KEY as CLIENT_KEY
+from contracts.client_identity import UNREADABLE, client_provenance, recorded_client
 from contracts.sandbox_policy import sandbox_refusal
 from portal.submissions.bundle_verify.members import MAX_COMPONENT_BYTES, Shipped, load_json, task_info_timeout
 from portal.submissions.bundle_verify.types import MAX_ATTEMPT, BundleRejected, VerifiedEntry, VerifiedOutput
@@ -102,6 +104,10 @@ def sandbox_subset(provenance: Any) -> tuple[dict[str, Any], dict[str, Any] | No
         digest = inputs.get("digest") if isinstance(inputs, dict) else None
         readable = isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest) is not None
         subset["inputs"] = {"digest": digest} if readable else {"unreadable": True}
+    client = recorded_client(provenance)
+    if client is not None:
+        # Which client made the result (our client records it; the official one does not).
+        subset[CLIENT_KEY] = {"unreadable": True} if client == UNREADABLE else client_provenance(*client)
     if sandbox is not None:
         subset["sandbox"] = {key: sandbox.get(key) for key in
                              ("requested_mode", "effective_mode", "enforcement_status", "verification_status",

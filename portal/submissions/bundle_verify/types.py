@@ -107,5 +107,7 @@ class VerifiedBundle:
     archive_bytes: int
     uncompressed_bytes: int
     member_count: int
+    # contracts.bundle.results_digest: the same results however (and by whichever client) they were packed.
+    results_digest: str = ""
     # Any integrity failure is a rejection, so a returned bundle always has integrity_ok True.
     integrity_ok: bool = True

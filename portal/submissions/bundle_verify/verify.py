@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 
 from contracts.bundle import (
+    INSTANCES_DIR,
+    RESULT_NAME,
     RUN_METADATA_NAME,
+    results_digest,
 )
 from portal.submissions.bundle_verify.manifest import (
     InstanceChecks,
@@ -70,6 +73,9 @@ def verify_bundle_stream(
         archive_bytes=pipeline.archive_bytes,
         uncompressed_bytes=pipeline.inflated_bytes,
         member_count=scan.members,
+        results_digest=results_digest(
+            (e.base_name, files[f"{INSTANCES_DIR}/{e.base_name}/{RESULT_NAME}"].sha256,
+             [(o.path, o.sha256) for o in e.outputs]) for e in entries),
     )
 
 

@@ -28,13 +28,16 @@ from ...sandbox.outputs import UnsafeOutput, read_output_file
 from ..judge_calls import (
     JUDGE_IMAGE_MAX_BYTES,
     JUDGE_TEXT_MAX_BYTES,
+    KEPT_OUTSIDE,
     active_session,
     pending_detail,
-    reply_text,
+    reply_raw,
+    reply_score,
+    reply_verdict,
     usage_of,
 )
 from ..judge_models import AGENT_DEFAULT_MODELS, DEFAULT_MODEL, TOOL_MODES
-from ..judge_parse import JudgeVerdict, clamp_score, judge_detail, parse_judge_reply
+from ..judge_parse import JudgeVerdict, clamp_score, judge_detail, read_judge_reply
 from ..registry import Scorer, register_scorer
 from ..types import ScoreDetail
 from .common import weight_of
@@ -181,12 +184,16 @@ def _ask_all(name: str, weight: float, request: dict[str, Any], num_judges: int)
 
 def _chat_detail(name: str, weight: float, model: str, settings: dict[str, Any], replies: list[dict[str, Any]],
                  extra: dict[str, Any]) -> ScoreDetail:
-    texts = [reply_text(r) for r in replies]
-    verdicts = [parse_judge_reply(t, settings["max_score_value"]) for t in texts]
-    return judge_detail(scorer_name=name, model=model, verdicts=verdicts, raw_responses=texts,
+    verdicts = [reply_verdict(r, settings["max_score_value"]) for r in replies]
+    return judge_detail(scorer_name=name, model=model, verdicts=verdicts, raw_responses=[reply_raw(r) for r in replies],
                         num_judges=settings["num_judges"], max_score_value=settings["max_score_value"],
                         weight=weight, threshold=settings["threshold"],
-                        extra_details={**extra, "judge_cost": usage_of(replies)})
+                        extra_details={**extra, "judge_cost": usage_of(replies), "reply_refs": _refs(replies)})
+
+
+def _refs(replies: list[dict[str, Any]]) -> list[str]:
+    """Which recorded replies a detail used: the caller puts their raw text and reasoning back in."""
+    return [str(r.get("ref") or "") for r in replies]
 
 
 def _chat_request(scorer: str, config: dict[str, Any], messages: list[dict[str, Any]],
@@ -373,13 +380,17 @@ def file_manifest(root: Path) -> list[dict[str, Any]]:
     return manifest
 
 
-def agent_score(reply: dict[str, Any], max_score: float) -> tuple[JudgeVerdict, str, str]:
-    """(verdict, source, raw log) of one agent-judge run: score.json first, then its stdout."""
+def agent_reading(reply: dict[str, Any]) -> tuple[float | None, str, str, str]:
+    """(score as given, not clamped; reasoning; source; raw log) of one agent-judge run, by the official
+    rule: score.json first, then its stdout. `reply` is the run's record (outside the sandbox) or the
+    book entry made from it, which carries the score and its source only."""
     outcome = reply.get("outcome")
     if outcome == "timeout":
-        return JudgeVerdict(None), "timeout", "(agent timed out)"
+        return None, "", "timeout", "(agent timed out)"
     if outcome != "ok":
-        return JudgeVerdict(None), "error", f"(agent error: {reply.get('error') or 'unknown'})"
+        return None, "", "error", f"(agent error: {reply.get('error') or 'unknown'})"
+    if "source" in reply and "stdout" not in reply:
+        return reply_score(reply.get("score")), "", str(reply.get("source")), KEPT_OUTSIDE
     stdout = reply.get("stdout") if isinstance(reply.get("stdout"), str) else ""
     raw_log = stdout[:AGENT_RAW_LOG_CHARS] if stdout else "(empty)"
     score_json = reply.get("score_json")
@@ -388,13 +399,21 @@ def agent_score(reply: dict[str, Any], max_score: float) -> tuple[JudgeVerdict, 
             data = json.loads(score_json)
             value = float(data["score"])
             reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), str) else ""
-            return JudgeVerdict(clamp_score(value, max_score), reasoning), "score.json", raw_log
+            return value, reasoning, "score.json", raw_log
         except (ValueError, KeyError, TypeError, AttributeError):
             pass
-    parsed = parse_judge_reply(stdout, max_score)
-    if parsed.score is not None:
-        return parsed, "stdout_parse", raw_log
-    return JudgeVerdict(None), "parse_failed", raw_log
+    found = read_judge_reply(stdout)
+    if found is not None:
+        return found[0], found[1], "stdout_parse", raw_log
+    return None, "", "parse_failed", raw_log
+
+
+def agent_score(reply: dict[str, Any], max_score: float) -> tuple[JudgeVerdict, str, str]:
+    """(verdict, source, raw log) of one agent-judge run: score.json first, then its stdout."""
+    value, reasoning, source, raw_log = agent_reading(reply)
+    if value is None:
+        return JudgeVerdict(None), source, raw_log
+    return JudgeVerdict(clamp_score(value, max_score), reasoning), source, raw_log
 
 
 @register_scorer("agent_judge")
@@ -435,7 +454,8 @@ class AgentJudgeScorer(Scorer):
         if replies is None:
             return pending_detail("agent_judge", weight, int(settings["num_judges"]))
         runs = [agent_score(r, max_score) for r in replies]
-        return self._detail(weight, agent, model, settings, runs, {**extra, "judge_cost": usage_of(replies)})
+        return self._detail(weight, agent, model, settings, runs,
+                            {**extra, "judge_cost": usage_of(replies), "reply_refs": _refs(replies)})
 
     @staticmethod
     def _detail(weight: float, agent: str, model: str, settings: dict[str, Any],

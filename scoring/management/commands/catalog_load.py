@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from scoring.catalog import catalog_load
+from scoring.sandbox import SandboxError
 
 
 class Command(BaseCommand):
@@ -22,13 +23,16 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         only = {t.strip() for t in str(options["tasks"]).split(",") if t.strip()} or None
-        report = catalog_load(
-            tasks_root=options["tasks_dir"],  # type: ignore[arg-type]
-            dataset_names=[d.strip() for d in str(options["datasets"]).split(",") if d.strip()],
-            only_tasks=only,
-            echo=self.stdout.write,
-            on_id_clash=options["on_id_clash"],  # type: ignore[arg-type]
-        )
+        try:
+            report = catalog_load(
+                tasks_root=options["tasks_dir"],  # type: ignore[arg-type]
+                dataset_names=[d.strip() for d in str(options["datasets"]).split(",") if d.strip()],
+                only_tasks=only,
+                echo=self.stdout.write,
+                on_id_clash=options["on_id_clash"],  # type: ignore[arg-type]
+            )
+        except SandboxError as exc:  # generators run sandboxed: without a sandbox nothing can be loaded
+            raise CommandError(f"cannot load the catalog: no usable sandbox on this host: {exc}") from exc
         failures = report.failures
         definition = sum(1 for line in report.lines if line.outcome == "definition")
         self.stdout.write(f"{len(report.lines) - len(failures)} ok ({definition} definition only), "

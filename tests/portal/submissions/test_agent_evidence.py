@@ -350,7 +350,8 @@ def test_many_confirmed_attempts_with_small_changes_are_flagged_as_probing(catal
     meta.write_text(json.dumps(result))
     third = upload(Client(), submitter.user, third_tree, tmp_path, "s3")
     assert kinds(third) == {"probing"}
-    assert f"attempt 3 of this configuration by this owner; against the last confirmed run ({str(second.id)[:8]}), " \
+    assert f"attempt 3 at these tasks of seed42 by this owner, whatever its labels; against the last confirmed run " \
+           f"({str(second.id)[:8]}), " \
            f"1 of 8 shared results changed ({TASKS[0]}__seed42__b2)" in third.conformance[0]["detail"]
 
 

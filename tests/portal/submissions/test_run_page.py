@@ -7,6 +7,7 @@ import re
 import pytest
 from django.test import Client
 
+from portal.status.services import worker_heartbeat_record
 from portal.submissions.models import Submission
 from tests.leaderboard.factories import make_catalog
 from tests.portal.submissions.run_states import TASK_MEAN_EXACT, TASK_MEAN_OWNER, run_in_state
@@ -49,6 +50,7 @@ def test_the_queue_banner_shows_only_while_queued(instances, submitter, maintain
 
 
 def test_confirm_leaves_no_flash_banner_behind(instances, submitter):
+    worker_heartbeat_record(hostname="scoring@host")  # a live worker: nothing to add to the live status
     draft = run_in_state(submitter.user, instances, "draft")
     owner = logged_in(submitter)
     page = owner.post(f"/submit/submissions/{draft.id}/confirm", follow=True).content.decode()

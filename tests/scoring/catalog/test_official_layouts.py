@@ -19,7 +19,7 @@ from scoring.catalog import catalog_check, catalog_install, catalog_load
 from scoring.models import Instance, Task
 from tests.hostile_yaml import alias_bomb
 from tests.scoring.catalog.catalog_support import FIXTURE
-from tests.support import read_archive_members
+from tests.support import enrol_totp, read_archive_members
 
 LAYOUTS = Path(__file__).parent / "official_layouts"
 LEGACY = "physics/damped_fit"
@@ -214,6 +214,7 @@ def test_a_loaded_tasks_warnings_and_unscorable_reason_show_on_its_admin_page(db
     root = tree(tmp_path, "chemistry/rate_table", "computer_science/sandboxed_replay")
     assert not catalog_load(tasks_root=root).failures
     admin = User.objects.create_superuser(email="root@asibench.example", password="x-pass-12345")
+    enrol_totp(admin)  # a superuser is a maintainer, who needs a second factor
     client.force_login(admin)
     page = client.get("/admin/scoring/task/chemistry.rate_table/change/")
     assert page.status_code == 200

@@ -77,3 +77,32 @@ def test_a_large_document_without_aliases_is_not_counted():
 
 def test_an_empty_document_is_none():
     assert untrusted_yaml_load("") is None and untrusted_yaml_load("# only a comment\n") is None
+
+
+@pytest.mark.parametrize("opening, closing", [("[", "]"), ("{a: ", "}")])
+def test_deep_nesting_is_refused_with_where_not_a_recursion_error(opening, closing):
+    from scoring.engine.safe_yaml import MAX_DEPTH, YAMLTooDeep
+    from tests.hostile_yaml import deeply_nested
+
+    assert untrusted_yaml_load("a: " + deeply_nested(MAX_DEPTH - 2, opening, closing)) is not None
+    with pytest.raises(YAMLTooDeep) as refused:
+        untrusted_yaml_load("a: " + deeply_nested(1500, opening, closing))
+    assert str(refused.value).startswith(f"YAML nested deeper than {MAX_DEPTH} levels is refused (at line 1, column ")
+
+
+def test_a_document_of_too_many_nodes_is_refused():
+    from scoring.engine.safe_yaml import MAX_NODES, YAMLTooLarge
+
+    with pytest.raises(YAMLTooLarge) as refused:
+        untrusted_yaml_load("[" + ",".join(["1"] * (MAX_NODES + 1)) + "]")
+    assert str(refused.value).startswith(f"YAML documents of more than {MAX_NODES} nodes are refused")
+
+
+def test_catalog_load_and_generation_report_a_deep_task_file_as_a_problem(tmp_path):
+    from scoring.generation import TaskProblem, _definition
+    from tests.hostile_yaml import deeply_nested
+
+    (tmp_path / "task_meta.yaml").write_text("id: x.y\nnotes: " + deeply_nested(1500) + "\n")
+    with pytest.raises(TaskProblem) as problem:
+        _definition(tmp_path)
+    assert "task_meta.yaml is not valid YAML: YAML nested deeper than" in str(problem.value)

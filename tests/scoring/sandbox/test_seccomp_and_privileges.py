@@ -1,5 +1,6 @@
 """The seccomp filter inside the real bwrap sandbox (scoring, generation and the CLI's linux_ns
-agents all run through it), and the Portal's refusal to run bwrap where it cannot hold the limits."""
+agents all run through it), the mode the Portal takes with and without root, and its refusal to run bwrap
+where it cannot hold the limits."""
 
 import errno
 import json
@@ -13,9 +14,11 @@ import pytest
 
 from cli_client.running.agent_exec import linux_ns_mounts, run_linux_ns
 from proposals.presubmit_sandbox import validate_in_sandbox
-from scoring.catalog import sandbox_backend
-from scoring.sandbox import BackendUnavailable, Limits, get_backend
+from scoring.catalog import sandbox_backend, sandbox_mode
+from scoring.sandbox import Limits, get_backend
+from scoring.sandbox.modes import BWRAP_ROOT, BWRAP_UNPRIVILEGED, SandboxMode
 from scoring.sandbox.seccomp import DENIED_X86_64, SeccompUnsupported, filter_program
+from tests.support import deny_user_namespaces
 
 PY = sys.executable
 
@@ -94,23 +97,22 @@ def as_nobody(action) -> str:
     return message
 
 
-def test_the_portal_refuses_bwrap_when_not_root(settings):
+def test_not_root_the_portal_takes_bwrap_in_its_unprivileged_mode(settings):
     settings.SCORING_SANDBOX = "bwrap"
 
-    message = as_nobody(sandbox_backend)
+    message = as_nobody(lambda: (sandbox_backend().name, sandbox_mode()))
 
-    assert message.startswith(f"{BackendUnavailable.__name__}: the bwrap sandbox cannot enforce"), message
-    assert "runs as uid 65534, not root" in message
-    assert "Run the worker as root, or use the docker backend (ASIBENCH_SANDBOX=docker)" in message
+    assert message == f"returned ('bwrap', {SandboxMode(BWRAP_UNPRIVILEGED)!r})", message
 
 
-def test_as_root_the_portal_gets_bwrap(settings):
+def test_as_root_the_portal_gets_bwrap_with_per_run_uids(settings):
     settings.SCORING_SANDBOX = "bwrap"
 
     assert sandbox_backend().name == "bwrap"
+    assert sandbox_mode() == SandboxMode(BWRAP_ROOT)
 
 
-def test_a_local_cli_run_without_root_still_runs():
+def test_a_local_cli_run_without_root_runs_with_the_whole_run_limits():
     with tempfile.TemporaryDirectory() as tmp:  # under /tmp: pytest's tmp root is root's alone
         work = Path(tmp) / "open"
         work.mkdir()
@@ -127,13 +129,30 @@ def test_a_local_cli_run_without_root_still_runs():
 
         message = as_nobody(run_echo)
 
-        assert message.startswith("returned (0, 'ran', ['the bwrap sandbox cannot enforce"), message
-        assert "(running anyway: a local run)" in message
+        assert message == "returned (0, 'ran', [])", message
+
+
+def refused_without_user_namespaces(action) -> str:
+    def denied():
+        deny_user_namespaces()
+        return action()
+
+    return as_nobody(denied)
+
+
+def test_without_user_namespaces_the_portal_refuses_bwrap_with_the_reason(settings):
+    settings.SCORING_SANDBOX = "bwrap"
+
+    message = refused_without_user_namespaces(sandbox_backend)
+
+    assert message.startswith("BackendUnavailable: bubblewrap cannot start a sandbox here as uid 65534: bwrap could "
+                              "not set up the sandbox: bwrap: No permissions to create new namespace"), message
+    assert "Unprivileged user namespaces may be disabled" in message
 
 
 def test_the_refusal_reaches_a_proposal_check(settings):
     settings.SCORING_SANDBOX = "bwrap"
 
-    message = as_nobody(lambda: validate_in_sandbox("demo.x", []))
+    message = refused_without_user_namespaces(lambda: validate_in_sandbox("demo.x", []))
 
-    assert "not root" in message and message.startswith("BackendUnavailable"), message
+    assert "bubblewrap cannot start a sandbox" in message and message.startswith("BackendUnavailable"), message

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('submissions', '0004_agent_evidence_and_conformance'),
+        ('submissions', '0005_client_and_results_digest'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
