@@ -16,6 +16,7 @@ deps: $(VENV)/bin/activate
 	$(PIP) install -q -r requirements/base.txt
 	$(PIP) install -q --require-hashes --no-deps -r requirements/judges.txt
 	$(PIP) install -q --require-hashes --no-deps -r requirements/mfa.txt
+	$(PIP) install -q --require-hashes --no-deps -r requirements/observability.txt
 	$(PIP) install -q --no-deps -e .
 
 test-deps: deps

@@ -36,6 +36,8 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # Imported by name so that this module stays importable before Django is set up.
 app.steps["worker"].add("portal.status.worker:WorkerHeartbeatStep")
+# Task counters per name and state, and each worker's metrics server (ASIBENCH_METRICS_LISTEN).
+import config.metrics  # noqa: E402,F401
 
 
 @app.task(name="portal.ping")

@@ -15,6 +15,9 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.error_reporting import error_reporting_start
+from config.metrics import listen_address
+from config.object_storage import s3_client_config
 from contracts.sandbox_policy import POLICIES, default_modes
 from portal.loopback import is_loopback_host
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
@@ -267,12 +270,13 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Storage: archives, instance inputs and private references. Never served by URL.
 S3_BUCKET = env_str("ASIBENCH_S3_BUCKET")
 MEDIA_ROOT = VAR_DIR / "media"
+S3_ENDPOINT_URL = env_str("ASIBENCH_S3_ENDPOINT_URL") or None
 if S3_BUCKET:
     _default_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
             "bucket_name": S3_BUCKET,
-            "endpoint_url": env_str("ASIBENCH_S3_ENDPOINT_URL") or None,
+            "endpoint_url": S3_ENDPOINT_URL,
             "region_name": env_str("ASIBENCH_S3_REGION") or None,
             "access_key": env_str("ASIBENCH_S3_ACCESS_KEY_ID") or None,
             "secret_key": env_str("ASIBENCH_S3_SECRET_ACCESS_KEY") or None,
@@ -280,6 +284,8 @@ if S3_BUCKET:
             "default_acl": None,
             "querystring_auth": True,
             "file_overwrite": False,
+            # Not AWS (SeaweedFS in compose, radosgw, ...): checksums only where required, path-style.
+            "client_config": s3_client_config(S3_ENDPOINT_URL),
         },
     }
 else:
@@ -423,6 +429,36 @@ CONTENT_SECURITY_POLICY = env_str(
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
 )
+
+# Prometheus metrics (docs/operators.md, "Watching it"): gunicorn's master and each Celery worker serve
+# them on ASIBENCH_METRICS_LISTEN (host:port), never through the public site (config/metrics.py). Their
+# forked children count into PROMETHEUS_MULTIPROC_DIR, so the two go together. Unset: no metrics server.
+METRICS_LISTEN = env_str("ASIBENCH_METRICS_LISTEN")
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR")
+if PROMETHEUS_MULTIPROC_DIR:  # every process with it set writes there, `manage.py migrate` included
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+if METRICS_LISTEN:
+    try:
+        listen_address(METRICS_LISTEN)
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
+    if not PROMETHEUS_MULTIPROC_DIR:
+        raise ImproperlyConfigured("ASIBENCH_METRICS_LISTEN needs PROMETHEUS_MULTIPROC_DIR: a directory (empty, "
+                                   "writable by the Portal) where gunicorn's and Celery's children count")
+    INSTALLED_APPS.append("django_prometheus")
+    MIDDLEWARE = ["django_prometheus.middleware.PrometheusBeforeMiddleware", *MIDDLEWARE,
+                  "django_prometheus.middleware.PrometheusAfterMiddleware"]
+    # Queries, errors and connections per database, by django-prometheus's wrapper of the same backend.
+    _engine = DATABASES["default"]["ENGINE"]
+    if _engine in ("django.db.backends.postgresql", "django.db.backends.sqlite3"):
+        DATABASES["default"]["ENGINE"] = _engine.replace("django.db.backends.", "django_prometheus.db.backends.")
+
+# Error reports to Sentry: on when SENTRY_DSN is set, off by default; no personal data is sent
+# (config/error_reporting.py says what is left out).
+SENTRY_DSN = env_str("SENTRY_DSN")
+SENTRY_ENVIRONMENT = env_str("SENTRY_ENVIRONMENT")
+if SENTRY_DSN:
+    error_reporting_start(dsn=SENTRY_DSN, environment=SENTRY_ENVIRONMENT)
 
 LOGGING = {
     "version": 1,

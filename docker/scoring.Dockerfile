@@ -7,7 +7,7 @@
 # no-new-privileges as uid 65534; the image supplies Python, the pinned numeric stack,
 # `scoring/` (the engine), `contracts/` (what it shares with the client) and `cli_client/`
 # (proposal validation runs `python -m cli_client`).
-ARG BASE_IMAGE=python:3.11.7-slim-bookworm
+ARG BASE_IMAGE=python:3.11.14-slim-bookworm
 FROM ${BASE_IMAGE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -30,6 +30,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from scoring import metrics
 from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES
 from scoring.judging.agent import agent_cli, run_agent_judge
 from scoring.judging.client import JudgeClient, JudgeReply, JudgeUnavailable, SdkJudgeClient
@@ -272,6 +273,7 @@ def _answered(call: JudgeCall, reply: dict[str, Any], *, resolved: str, tokens_i
         status=JudgeCall.Status.ANSWERED, reply=output_redactor().value(reply), resolved_model=resolved[:200],
         input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost, seconds=seconds,
         attempts=F("attempts") + 1, answered_at=timezone.now(), last_error="", waiting_for_budget=False)
+    metrics.judge_answered(kind=call.kind, tokens_in=tokens_in, tokens_out=tokens_out)
 
 
 def _refused(call: JudgeCall, refusal: BudgetRefused, now: datetime) -> None:
@@ -297,6 +299,7 @@ def _unanswered(call: JudgeCall, reason: str, *, final: bool, now: datetime) -> 
         status=JudgeCall.Status.FAILED if give_up else JudgeCall.Status.PENDING, attempts=attempts,
         last_error=reason[:2000], next_attempt_at=None if give_up else now + timedelta(seconds=delay),
         waiting_for_budget=False)
+    metrics.judge_unanswered(kind=call.kind)
     logger.warning("judge call %s (%s, %s) %s: %s", call.id, call.scorer, call.model,
                    "failed for good" if give_up else f"waits {delay} s", reason)
 

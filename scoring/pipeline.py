@@ -27,6 +27,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, InterfaceError, OperationalError
 
 from contracts.archives import UnsafeArchive, extract_tree
+from scoring import metrics
 from scoring.catalog import reference_extract, sandbox_backend, scratch_root, task_source_dir
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_batch_lines, read_result_line, score_argv, score_batch_argv
@@ -356,7 +357,7 @@ def _score_store(
     duration: float,
 ) -> InstanceScore:
     try:
-        score, _ = InstanceScore.objects.get_or_create(
+        score, created = InstanceScore.objects.get_or_create(
             scoring_run=run,
             entry_id=entry_id,
             defaults={
@@ -369,5 +370,7 @@ def _score_store(
             },
         )
     except IntegrityError:  # another worker stored it first
-        score = InstanceScore.objects.get(scoring_run=run, entry_id=entry_id)
+        return InstanceScore.objects.get(scoring_run=run, entry_id=entry_id)
+    if created:
+        metrics.result_scored(outcome=score.outcome, seconds=duration)
     return score

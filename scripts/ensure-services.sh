@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure PostgreSQL and Redis answer on 127.0.0.1; starts them if installed but stopped.
+# Makes sure PostgreSQL and Redis answer on 127.0.0.1; starts them if installed but stopped. Then the
+# real S3 server the storage tests run against besides moto (scripts/ensure-test-s3.sh).
 set -uo pipefail
 fail=0
 
@@ -29,4 +30,5 @@ if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
     fail=1
   fi
 fi
+"$(dirname "$0")/ensure-test-s3.sh" || fail=1
 exit $fail

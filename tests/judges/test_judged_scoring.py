@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from prometheus_client import REGISTRY
 
 from portal.submissions import scoring_runs
 from portal.submissions import services as submissions
@@ -68,10 +69,19 @@ def by_level(run: ScoringRun) -> dict[str, InstanceScore]:
     return {s.entry.prompt_level: s for s in InstanceScore.objects.filter(scoring_run=run).select_related("entry")}
 
 
+def judge_metric(name: str, **labels: str) -> float:
+    """A judge counter of scoring/metrics.py in this process (the worker serves the same ones)."""
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
 def test_every_reply_is_recorded_with_its_model_tokens_and_parsed_score(catalog, endpoint, submitter, tmp_path,
                                                                         settings):
     settings.JUDGE_MAX_IN_FLIGHT = 3
     endpoint.latency = 0.3
+    answered = judge_metric("asibench_judge_calls_total", kind="chat", status="answered")
+    tokens_in = judge_metric("asibench_judge_tokens_total", direction="input")
+    tokens_out = judge_metric("asibench_judge_tokens_total", direction="output")
+    scored = judge_metric("asibench_scoring_result_seconds_count", outcome="scored")
     run = score(queued_run(submitter, catalog, tmp_path))
     assert run.status == "complete"
     scores = by_level(run)
@@ -88,6 +98,13 @@ def test_every_reply_is_recorded_with_its_model_tokens_and_parsed_score(catalog,
     assert set(calls.values_list("resolved_model", flat=True)) == {"openai/google/gemini-3.5-flash",
                                                                    "openai/gpt-5.4"}
     assert all(c.input_tokens > 0 and c.output_tokens > 0 for c in calls)
+    # Prometheus: every call, its tokens, every scored result.
+    assert judge_metric("asibench_judge_calls_total", kind="chat", status="answered") == answered + 4 * 7
+    assert judge_metric("asibench_judge_tokens_total", direction="input") == tokens_in + sum(
+        calls.values_list("input_tokens", flat=True))
+    assert judge_metric("asibench_judge_tokens_total", direction="output") == tokens_out + sum(
+        calls.values_list("output_tokens", flat=True))
+    assert judge_metric("asibench_scoring_result_seconds_count", outcome="scored") == scored + 4
     summary = b1["judge_calls"]
     assert len(summary) == 7 and {c["scorer"] for c in summary} == {"llm_judge", "multimodal:vlm_judge",
                                                                      "custom_scorer"}
@@ -105,8 +122,10 @@ def test_an_endpoint_that_does_not_answer_makes_results_wait_then_fail_with_the_
     settings.JUDGE_MAX_ROUNDS = 2
     levels = {"b1": {**LEVELS["b1"], "report": "500"}, "b2": LEVELS["b2"]}
     submission = queued_run(submitter, catalog, tmp_path, levels)
+    unanswered = judge_metric("asibench_judge_calls_total", kind="chat", status="unanswered")
     run = score(submission)
     assert run.status == "running" and set(by_level(run)) == {"b2"}
+    assert judge_metric("asibench_judge_calls_total", kind="chat", status="unanswered") == unanswered + 4
     waiting = JudgeCall.objects.filter(scoring_run=run, status="pending")
     assert waiting.count() == 4  # b1's three llm_judge calls and its custom scorer's call
     assert all(c.attempts == 1 and "InternalServerError" in c.last_error and c.next_attempt_at for c in waiting)
