@@ -578,6 +578,13 @@ SCORING_RUN_COMPLETION_HOOKS = [
     "leaderboard.services.integrity_flags_compute_for_run",
     "leaderboard.services.owner_notify_scored",
 ]
+# The optional model-based scanner (portal.submissions.scan_model): off unless a model is named AND the judge
+# endpoint (ASIBENCH_JUDGE_API_*, or a provider key) is configured; its calls are budgeted in tokens per run
+# and per day, and each reply is recorded and replayed for an identical request.
+SCANNER_MODEL = env_str("ASIBENCH_SCANNER_MODEL") or ""
+SCANNER_MODEL_MAX_TOKENS = env_int("ASIBENCH_SCANNER_MODEL_MAX_TOKENS", 800, minimum=64)
+SCANNER_MODEL_RUN_TOKENS = env_int("ASIBENCH_SCANNER_MODEL_RUN_TOKENS", 300_000, minimum=1)
+SCANNER_MODEL_DAILY_TOKENS = env_int("ASIBENCH_SCANNER_MODEL_DAILY_TOKENS", 3_000_000, minimum=1)
 # What runs once a run's misconduct scan is stored (portal.submissions.scanning), each taking the run's id.
 SCAN_COMPLETION_HOOKS = ["leaderboard.services.scan_published_refresh"]
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)

@@ -163,3 +163,30 @@ class ScanFinding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.detector} ({self.severity}) in {self.entry_id}"
+
+
+class ScanModelCall(models.Model):
+    """One question the optional model-based scanner asked about one result (portal.submissions.scan_model):
+    the request, the reply as stored after the judges' redaction, tokens and cost, or why nothing was asked.
+    An identical request later reuses an answered call's reply (`reused_from`): scans replay."""
+
+    class Status(models.TextChoices):
+        ANSWERED = "answered"
+        REUSED = "reused"  # an earlier identical call's reply
+        REFUSED = "refused"  # a token budget was used up: not asked
+        FAILED = "failed"  # the endpoint did not answer
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    entry = models.ForeignKey(SubmissionEntry, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    resolved_model = models.CharField(max_length=200, blank=True)
+    request = models.JSONField(default=dict)
+    request_sha256 = models.CharField(max_length=64, db_index=True)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    reply = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.FloatField(null=True, blank=True)
+    reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
