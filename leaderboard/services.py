@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import Count, F, Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -36,6 +36,7 @@ from portal.mail import mail_send
 from portal.public_urls import public_url
 from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
 from portal.submissions.reaper import submission_requeue
+from portal.submissions.scan_model import DETECTOR as MODEL_DETECTOR
 from portal.submissions.scan_tasks import scan_enqueue_on_commit
 from portal.submissions.scanners import CATEGORIES
 from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown
@@ -154,11 +155,13 @@ def provenance_summary(submission: Submission, scoring: ScoringRun) -> dict[str,
 
 def scan_summary_public(submission: Submission) -> dict[str, Any]:
     """What the public sees of a run's misconduct scan: per category, how many findings stand (the
-    maintainers did not dismiss them), with the scanners' version. Never an excerpt, never an answer."""
+    maintainers did not dismiss them), with the scanners' version. Never an excerpt, never an answer. A model's
+    findings (scan_model) count only once a maintainer upheld them: a model's word alone is not published."""
     record = submission.scan or {}
     if record.get("state") != "done":
         return {"state": "not_scanned", "version": ""}
-    findings = ScanFinding.objects.filter(submission=submission)
+    findings = ScanFinding.objects.filter(submission=submission).exclude(
+        Q(detector=MODEL_DETECTOR) & ~Q(decision=ScanFinding.Decision.UPHELD))
     standing = dict(findings.exclude(decision=ScanFinding.Decision.DISMISSED).order_by().values_list("category")
                     .annotate(n=Count("id")))
     return {"state": "done", "version": str(record.get("version") or ""), "results": int(record.get("results") or 0),

@@ -152,3 +152,15 @@ def test_the_scan_task_asks_the_model_after_the_deterministic_scan(corpus_catalo
     record = Submission.objects.get(id=run.id).scan
     assert record["state"] == "done" and record["model"]["answered"] == 1
     assert {f.detector for f in ScanFinding.objects.filter(submission=run)} == {"answer_search", "model_review"}
+
+
+def test_a_models_findings_count_in_public_only_once_upheld(scanned_run, endpoint):
+    from leaderboard.services import scan_summary_public
+
+    scan_model.model_scan_run(submission_id=scanned_run.id)
+    Submission.objects.filter(id=scanned_run.id).update(scan={**Submission.objects.get(id=scanned_run.id).scan,
+                                                              "state": "done"})
+    scanned_run.refresh_from_db()
+    assert scan_summary_public(scanned_run)["categories"] == {"answer_lookup": 1}  # the detectors' own finding
+    ScanFinding.objects.filter(submission=scanned_run, detector="model_review").update(decision="upheld")
+    assert scan_summary_public(scanned_run)["categories"] == {"answer_lookup": 3}
