@@ -75,6 +75,8 @@ GUIDES = (
     Guide("misconduct-review",
           "What the misconduct scanners read, what they find, who sees it, answering a finding, how well they do."),
     Guide("faq", "Every reason code the Portal gives when it refuses an upload, a confirm or a proposal."),
+    Guide("install", "The supported Pythons, the system packages make run and make test each need, and how "
+          "make run stops.", Audience.OPERATORS),
     Guide("sandboxes", "Which sandbox runs untrusted code (bwrap as root or as an ordinary user, docker, none) "
           "and exactly what each one enforces.", Audience.OPERATORS),
     Guide("operators", "Configuration, deploying with Docker or podman, scaling out, hosting task directories.",
