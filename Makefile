@@ -1,18 +1,27 @@
 # The two commands a newcomer needs: `make run` and `make test`.
-PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 PORT ?= 8000
 export ASIBENCH_VAR_DIR ?= $(CURDIR)/var
 
-.PHONY: run test test-fast venv deps test-deps system-deps services lint migrate bootstrap clean
+# The Python .venv is made with: PYTHON if you name one (make run PYTHON=python3.12), else the oldest
+# supported Python on the PATH, for `make run` and `make test` alike (scripts/find-python.sh; docs/install.md).
+# Worked out once, when a recipe first needs it; check-python fails, before anything is installed, when there
+# is none (the script has said why).
+PYTHON ?=
+BASE_PYTHON = $(eval BASE_PYTHON := $(shell PYTHON='$(PYTHON)' scripts/find-python.sh))$(BASE_PYTHON)
 
-$(VENV)/bin/activate:
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
+.PHONY: run test test-fast check-python venv deps test-deps system-deps test-system-deps services lint migrate \
+	bootstrap clean
 
-deps: $(VENV)/bin/activate
+check-python:
+	@test -n "$(BASE_PYTHON)"
+
+venv: system-deps
+	@scripts/ensure-venv.sh "$(BASE_PYTHON)"
+
+deps: venv
 	$(PIP) install -q -r requirements/base.txt
 	$(PIP) install -q --require-hashes --no-deps -r requirements/judges.txt
 	$(PIP) install -q --require-hashes --no-deps -r requirements/mfa.txt
@@ -30,14 +39,19 @@ bootstrap: migrate
 	$(PY) manage.py catalog_load
 
 ## make run: the whole system on embedded defaults (SQLite, filesystem broker, local files).
-run: system-deps bootstrap
+run: bootstrap
 	PORT=$(PORT) scripts/run-portal.sh
 
-system-deps:
-	scripts/ensure-system-packages.sh
+## The Debian packages each needs (scripts/ensure-system-packages.sh): `make run` only bubblewrap and the
+## chosen Python's venv module; `make test` also PostgreSQL, Redis, iproute2 and Chromium.
+system-deps: check-python
+	@PYTHON="$(BASE_PYTHON)" scripts/ensure-system-packages.sh run
+
+test-system-deps: check-python
+	@PYTHON="$(BASE_PYTHON)" scripts/ensure-system-packages.sh test
 
 ## PostgreSQL, Redis, and the container engine (podman on a Docker-API socket + the scoring image).
-services:
+services: test-system-deps
 	scripts/ensure-services.sh
 	scripts/ensure-container-engine.sh
 
@@ -46,7 +60,7 @@ lint: test-deps
 	$(VENV)/bin/mypy
 
 ## make test: PostgreSQL + Redis on 127.0.0.1, real Celery worker, bubblewrap, headless Chromium.
-test: system-deps test-deps services lint
+test: test-system-deps test-deps services lint
 	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/asibench} \
 	CELERY_BROKER_URL=$${TEST_BROKER_URL:-redis://127.0.0.1:6379/15} \
 	CELERY_RESULT_BACKEND=$${TEST_RESULT_BACKEND:-redis://127.0.0.1:6379/14} \

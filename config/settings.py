@@ -509,6 +509,12 @@ DATASET_RUN_POLICY = {
     "seed31415": {"sandbox_modes": list(default_modes("official", "seed31415")),
                   "client_versions": env_list("ASIBENCH_SEED31415_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
 }
+# Misconduct scanners (portal.submissions.scanning): queued for every new draft; each result's whole
+# result.json and the start and end of its outputs are read, within these budgets (past them a result is
+# scanned up to the limit and its record says where it was cut).
+SCANNER_ENABLED = env_bool("ASIBENCH_SCANNER_ENABLED", True)
+SCANNER_MAX_BYTES_PER_RESULT = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RESULT", 8 * 1024 * 1024, minimum=1024)
+SCANNER_MAX_BYTES_PER_RUN = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RUN", 64 * 1024 * 1024, minimum=1024)
 PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
 PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)
 # A run whose self-reported cost (or output tokens) differs from its recorded calls' by more than this share is
@@ -578,6 +584,15 @@ SCORING_RUN_COMPLETION_HOOKS = [
     "leaderboard.services.integrity_flags_compute_for_run",
     "leaderboard.services.owner_notify_scored",
 ]
+# The optional model-based scanner (portal.submissions.scan_model): off unless a model is named AND the judge
+# endpoint (ASIBENCH_JUDGE_API_*, or a provider key) is configured; its calls are budgeted in tokens per run
+# and per day, and each reply is recorded and replayed for an identical request.
+SCANNER_MODEL = env_str("ASIBENCH_SCANNER_MODEL") or ""
+SCANNER_MODEL_MAX_TOKENS = env_int("ASIBENCH_SCANNER_MODEL_MAX_TOKENS", 800, minimum=64)
+SCANNER_MODEL_RUN_TOKENS = env_int("ASIBENCH_SCANNER_MODEL_RUN_TOKENS", 300_000, minimum=1)
+SCANNER_MODEL_DAILY_TOKENS = env_int("ASIBENCH_SCANNER_MODEL_DAILY_TOKENS", 3_000_000, minimum=1)
+# What runs once a run's misconduct scan is stored (portal.submissions.scanning), each taking the run's id.
+SCAN_COMPLETION_HOOKS = ["leaderboard.services.scan_published_refresh"]
 SCORING_TIMEOUT_SECONDS = env_int("ASIBENCH_SCORING_TIMEOUT", 300, minimum=5)
 SCORING_MEMORY_BYTES = env_int("ASIBENCH_SCORING_MEMORY_MB", 4096, minimum=64) * 1024 * 1024
 # Disk a scorer may write beside the staged outputs it is given (its sandbox's scratch dir).

@@ -38,6 +38,7 @@ class ReviewAction(models.Model):
         REJECT = "reject"
         RESCORE = "rescore"
         UNPUBLISH = "unpublish"
+        FINDING = "finding"  # a decision on a scanner finding
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="review_actions")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -158,6 +159,9 @@ class ModerationEvent(models.Model):
         UNPUBLISH = "unpublish", "unpublished"
         REJECT = "reject", "rejected after publication"
         RESCORE = "rescore", "rescored (published score changed)"
+        # A maintainer's decision on a scanner finding the owner answered: the category and the decision,
+        # never the finding's excerpt or the owner's answer.
+        FINDING = "finding", "decision on a scanner finding"
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="+")
     dataset = models.ForeignKey("scoring.Dataset", on_delete=models.PROTECT, related_name="+")

@@ -20,13 +20,15 @@ from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent,
 from leaderboard.stats import Interval, rank_with_ties
 from portal.errors import NotFound, ValidationFailed
 from portal.submissions.conformance import KINDS as CONFORMANCE_KINDS
-from portal.submissions.models import Submission
+from portal.submissions.models import ScanFinding, Submission
+from portal.submissions.scanners import CATEGORIES
 from portal.submissions.selectors import (
     agent_evidence_summary,
     configuration_of,
     confirmed_attempts,
     confirmed_attempts_of,
     inputs_mismatched,
+    scan_findings_summary,
 )
 from portal.submissions.usage import usage_rows
 from scoring.models import Dataset, InstanceScore, JudgeCall, ScoringRun, Task
@@ -217,9 +219,9 @@ def entry_public_detail(entry: LeaderboardEntry) -> dict[str, Any]:
               "levels": [v.get("levels", {}).get(lv) for lv in LEVELS]} for t, v in sorted(entry.tasks.items())]
     return {"entry": entry, "domains": domain_breakdown(entry.tasks), "tasks": tasks,
             "provenance": entry.provenance, "overall": figures(entry.tasks),
+            "scan": (entry.provenance or {}).get("scan") or {"state": "not_scanned"}, "categories": CATEGORIES,
             "moderation": list(moderation_log().filter(submission_id=entry.submission_id)),
             "usage": usage_rows(entry.usage or {}), "consistency": entry_consistency(entry)}
-
 
 
 # --- the public moderation log ------------------------------------------------------------------
@@ -260,11 +262,15 @@ def run_review_queue(tab: str) -> QuerySet[Submission]:
     latest = ScoringRun.objects.filter(submission=OuterRef("pk")).order_by("-number")
     flags = (IntegrityFlag.objects.filter(submission=OuterRef("pk")).order_by().values("submission")
              .annotate(n=Count("id")).values("n"))
+    standing = (ScanFinding.objects.filter(submission=OuterRef("pk")).exclude(decision=ScanFinding.Decision.DISMISSED)
+                .order_by().values("submission").annotate(n=Count("id")).values("n"))
     rows = (Submission.objects.select_related("owner", "dataset", "review")
             .annotate(latest_number=Subquery(latest.values("number")[:1]),
                       latest_status=Subquery(latest.values("status")[:1]),
                       latest_aggregate=Subquery(latest.values("aggregate")[:1]),
-                      flag_count=Subquery(flags), confirmed_attempts=confirmed_attempts())
+                      flag_count=Subquery(flags), confirmed_attempts=confirmed_attempts(),
+                      standing_findings=Subquery(standing),
+                      standing_high=Subquery(standing.filter(severity="high")))
             .order_by("-scored_at", "-created_at"))
     if tab == "pending":
         waiting = Q(review__isnull=True, status__in=[Submission.Status.SCORED, Submission.Status.FAILED])
@@ -294,6 +300,9 @@ def queue_row(submission: Submission) -> dict[str, Any]:
         "tasks_covered": report.get("tasks_covered"), "tasks_in_dataset": report.get("tasks_in_dataset"),
         "incomplete": len(submission.incomplete_instances or []),
         "flag_count": submission.flag_count or 0,  # type: ignore[attr-defined]
+        "findings": submission.standing_findings or 0,  # type: ignore[attr-defined]
+        "findings_high": submission.standing_high or 0,  # type: ignore[attr-defined]
+        "scan_state": (submission.scan or {}).get("state", ""),
         "conformance": [{"kind": c.get("kind"), "label": CONFORMANCE_KINDS.get(c.get("kind"), c.get("kind")),
                          "detail": c.get("detail", "")} for c in submission.conformance or []],
         "confirmed_attempts": submission.confirmed_attempts,  # type: ignore[attr-defined]
@@ -369,6 +378,7 @@ def run_review_detail(submission: Submission) -> dict[str, Any]:
         "inputs_mismatched": inputs_mismatched(submission.report or {}),
         "conformance": submission.conformance or [],
         "evidence": agent_evidence_summary(submission),
+        "scan": scan_findings_summary(submission),
         "judges": judge_verdicts(scores),
         "judge_problems": list(JudgeCall.objects.filter(scoring_run=current).exclude(
             status=JudgeCall.Status.ANSWERED).select_related("entry").order_by("entry__base_name", "key", "index"))

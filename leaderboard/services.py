@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -35,8 +35,11 @@ from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, NotFound, PermissionDenied, PortalError, ValidationFailed
 from portal.mail import mail_send
 from portal.public_urls import public_url
-from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
 from portal.submissions.reaper import submission_requeue
+from portal.submissions.scan_model import DETECTOR as MODEL_DETECTOR
+from portal.submissions.scan_tasks import scan_enqueue_on_commit
+from portal.submissions.scanners import CATEGORIES
 from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown
 from portal.submissions.services import submission_rescore
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
@@ -149,7 +152,25 @@ def provenance_summary(submission: Submission, scoring: ScoringRun) -> dict[str,
         "incomplete_results": len(submission.incomplete_instances or []),
         "bundle_integrity_ok": submission.integrity_ok,
         **judged_summary(scoring),
+        "scan": scan_summary_public(submission),
     }
+
+
+def scan_summary_public(submission: Submission) -> dict[str, Any]:
+    """What the public sees of a run's misconduct scan: per category, how many findings stand (the
+    maintainers did not dismiss them), with the scanners' version. Never an excerpt, never an answer. A model's
+    findings (scan_model) count only once a maintainer upheld them: a model's word alone is not published."""
+    record = submission.scan or {}
+    if record.get("state") != "done":
+        return {"state": "not_scanned", "version": ""}
+    findings = ScanFinding.objects.filter(submission=submission).exclude(
+        Q(detector=MODEL_DETECTOR) & ~Q(decision=ScanFinding.Decision.UPHELD))
+    standing = dict(findings.exclude(decision=ScanFinding.Decision.DISMISSED).order_by().values_list("category")
+                    .annotate(n=Count("id")))
+    return {"state": "done", "version": str(record.get("version") or ""), "results": int(record.get("results") or 0),
+            "categories": {category: standing[category] for category in CATEGORIES if standing.get(category)},
+            "total": sum(standing.values()),
+            "dismissed": findings.filter(decision=ScanFinding.Decision.DISMISSED).count()}
 
 
 def judged_summary(scoring: ScoringRun) -> dict[str, Any]:
@@ -308,6 +329,79 @@ def run_review_rescore(*, submission_id: Any, actor: User, reason: str = "", rej
         _log(submission, actor, ReviewAction.Kind.RESCORE, reason=(reason or "").strip(),
              scoring=scoring_run_latest(submission.id))
     return submission
+
+
+# --- scanner findings ---------------------------------------------------------------------------
+
+def finding_decide(*, submission_id: Any, finding_id: Any, actor: User, decision: str, reason: str) -> ScanFinding:
+    """A maintainer upholds or dismisses a scanner finding (usually one its owner answered). The reason is public:
+    the decision is a moderation-log event naming the finding's category, never its excerpt or the answer. A
+    published run's public counts follow at once."""
+    _require_maintainer(actor)
+    if decision not in ScanFinding.Decision.values:
+        raise ValidationFailed("Uphold or dismiss the finding.", code="bad_decision")
+    why = " ".join((reason or "").split())
+    if not why:
+        raise ValidationFailed("Say why; the reason is public in the moderation log.", code="reason_required")
+    with transaction.atomic():
+        submission = _locked(submission_id)
+        finding = (ScanFinding.objects.select_for_update().select_related("entry")
+                   .filter(id=finding_id, submission=submission).first())
+        if finding is None:
+            raise NotFound("No such finding.")
+        if finding.decision == decision and finding.decision_reason == why:
+            return finding  # pressed twice
+        finding.decision, finding.decision_reason = decision, why
+        finding.decided_by, finding.decided_at = actor, timezone.now()
+        finding.save(update_fields=["decision", "decision_reason", "decided_by", "decided_at"])
+        ReviewAction.objects.create(
+            submission=submission, actor=actor, kind=ReviewAction.Kind.FINDING,
+            reason=f"{finding.detector} finding on {finding.entry.base_name}: {decision}. {why}")
+        entry = LeaderboardEntry.objects.filter(submission=submission).first()
+        published = entry.display_name if entry else (
+            ModerationEvent.objects.filter(submission=submission).exclude(display_name="")
+            .order_by("-created_at", "-id").values_list("display_name", flat=True).first() or "")
+        after = " after the owner's answer" if finding.answer else ""
+        _moderation(submission, ModerationEvent.Kind.FINDING,
+                    f"A finding of {CATEGORIES.get(finding.category, finding.category)} was {decision}{after}: {why}",
+                    published)
+        if entry is not None:
+            entry.provenance = {**(entry.provenance or {}), "scan": scan_summary_public(submission)}
+            entry.save(update_fields=["provenance"])
+    return finding
+
+
+def scan_published_refresh(submission_id: Any) -> None:
+    """Scan completion hook: a published run's public counts follow a new scan of it."""
+    entry = LeaderboardEntry.objects.filter(submission_id=submission_id).select_related("submission").first()
+    if entry is not None:
+        entry.provenance = {**(entry.provenance or {}), "scan": scan_summary_public(entry.submission)}
+        entry.save(update_fields=["provenance"])
+        transaction.on_commit(board_cache_invalidate)
+
+
+def run_review_rescan(*, submission_id: Any, actor: User) -> Submission:
+    """Scan the run again (after the scanners changed); findings answered or decided stay."""
+    _require_maintainer(actor)
+    submission = Submission.objects.filter(id=submission_id).first()
+    if submission is None:
+        raise NotFound("No such run.")
+    if submission.status in Submission.ENDED_DRAFT_STATUSES:
+        raise Conflict(f"This draft was {submission.status}; its bundle is gone.", code="bundle_gone")
+    with transaction.atomic():
+        scan_enqueue_on_commit(submission_id=submission.id)
+    return submission
+
+
+def runs_with_findings(submission_ids: list[Any]) -> dict[str, list[tuple[str, int]]]:
+    """Of these runs, those with findings that stand, and how many of each severity."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for submission_id, severity, n in (ScanFinding.objects.filter(submission_id__in=submission_ids)
+                                       .exclude(decision=ScanFinding.Decision.DISMISSED).order_by()
+                                       .values_list("submission_id", "severity").annotate(n=Count("id"))):
+        counts[str(submission_id)][severity] += n
+    return {run: [(severity, c[severity]) for severity in ("high", "medium", "low", "info") if c.get(severity)]
+            for run, c in counts.items()}
 
 
 # --- integrity flags ----------------------------------------------------------------------------
@@ -476,7 +570,8 @@ def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reas
     (or the name it was published under before); reject needs the one reason, given to every owner;
     `reason` is the public reason of a publish and the note of a rescore.
 
-    Returns {"done": [ids], "refused": [(id, message, reason code)]}."""
+    Returns {"done": [ids], "refused": [(id, message, reason code)], "findings": {id: [(severity, n)]} of the
+    selected runs that carry scanner findings}."""
     _require_maintainer(actor)
     if action not in BULK_ACTIONS:
         raise ValidationFailed(f"Unknown bulk action {action!r}; use {', '.join(BULK_ACTIONS)}.", code="bad_action")
@@ -506,4 +601,4 @@ def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reas
             refused.append((submission_id, getattr(exc, "detail", None) or str(exc), getattr(exc, "code", None)))
         else:
             done.append(submission_id)
-    return {"done": done, "refused": refused}
+    return {"done": done, "refused": refused, "findings": runs_with_findings(ids)}

@@ -237,6 +237,30 @@ def run_review_unpublish(request: HttpRequest, submission_id: str) -> HttpRespon
 
 @maintainer_only
 @require_POST
+def run_review_rescan(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.run_review_rescan,
+                "Scan queued; findings answered or decided stay.")
+
+
+@maintainer_only
+@require_POST
+def finding_decide(request: AuthedRequest, submission_id: str, finding_id: int) -> HttpResponse:
+    return act_and_redirect(
+        request, lambda: services.finding_decide(submission_id=submission_id, finding_id=finding_id,
+                                                 actor=request.user, decision=request.POST.get("decision", ""),
+                                                 reason=request.POST.get("reason", "")),
+        then=lambda: redirect(f"{reverse('review-detail', args=[submission_id])}#finding-{finding_id}"),
+        success="Decided; the moderation log says so.")
+
+
+def findings_line(findings: dict[str, list[tuple[str, int]]]) -> str:
+    """ "abcd1234 (2 high, 1 medium); …" for the runs of a bulk selection that carry scanner findings."""
+    return "; ".join(f"{run[:8]} (" + ", ".join(f"{n} {severity}" for severity, n in counts) + ")"
+                     for run, counts in sorted(findings.items()))
+
+
+@maintainer_only
+@require_POST
 def run_review_bulk(request: AuthedRequest) -> HttpResponse:
     tab = request.POST.get("tab") or "pending"
     back = redirect(f"{reverse('review-queue')}?"
@@ -251,4 +275,10 @@ def run_review_bulk(request: AuthedRequest) -> HttpResponse:
         messages.success(request, f"{request.POST.get('action')}: {len(outcome['done'])} run(s) done, each audited.")
     for submission_id, why, code in outcome["refused"]:
         messages.error(request, f"{submission_id[:8]}: {why}", extra_tags=message_tag(code))
+    if outcome["findings"]:
+        selected = len(set(request.POST.getlist("runs")))
+        messages.warning(request, f"Scanner findings stand in {len(outcome['findings'])} of the {selected} selected "
+                         f"run(s): {findings_line(outcome['findings'])}.")
+    else:
+        messages.info(request, "None of the selected runs carries scanner findings.")
     return back

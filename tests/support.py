@@ -146,6 +146,61 @@ def subprocess_env(extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def embedded_env(var_dir: Path, **extra: str) -> dict[str, str]:
+    """`make run`'s environment: no database, broker or cache URL, so the embedded defaults apply."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL")}
+    env.update(ASIBENCH_VAR_DIR=str(var_dir), DEBUG="1", PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="config.settings",
+               **extra)
+    return env
+
+
+RUN_PORTAL = REPO / "scripts" / "run-portal.sh"
+
+
+def start_run_portal(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
+    """`make run`'s servers (scripts/run-portal.sh) in a session of their own, the script's process group
+    first in it as `make run`'s is in a terminal; the servers make groups of their own in that session."""
+    with open(log, "w") as out:
+        return subprocess.Popen([str(RUN_PORTAL)], cwd=REPO, env={**env, "PORT": str(port)}, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def session_pids(sid: int) -> list[int]:
+    """The live processes of session `sid` (zombies excluded): a started script and all it started."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            state, _ppid, _pgrp, session = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[:4]
+        except (OSError, ValueError):
+            continue
+        if int(session) == sid and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def kill_session(sid: int) -> None:
+    for pid in session_pids(sid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def stop_run_portal(proc: subprocess.Popen, timeout: float = 30) -> None:
+    """SIGTERM to the script's process group, as to `make run`'s; whatever is left after `timeout` is killed."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+        wait_for(lambda: not session_pids(proc.pid), timeout, "make run's servers to stop")
+    finally:
+        kill_session(proc.pid)
+        proc.wait(timeout=10)
+
+
 def start_celery_worker(name: str, concurrency: int = 2, extra_env: dict[str, str] | None = None,
                         queues: str = "celery,proposals") -> subprocess.Popen:
     """A real Celery worker process (its own process group) on the Redis broker and the test database,
@@ -368,7 +423,7 @@ def extract_instances(dataset: str, task_ids: tuple[str, ...], dest: Path) -> Pa
         with default_storage.open(instance.input_archive, "rb") as handle, tarfile.open(
             fileobj=handle, mode="r:gz"
         ) as tar:
-            extract_tree(tar, dest)  # Python 3.11.2 (Debian 12) has no extraction filters
+            extract_tree(tar, dest)
     return dest
 
 

@@ -21,6 +21,7 @@ from contracts.task_files import (
 )
 from portal.submissions.bundle_verify import MAX_ATTEMPT, MAX_COMPONENT_BYTES
 from portal.submissions.prices import price_table
+from portal.submissions.scanners import SCANNER_VERSION
 from portal.submissions.services import bundle_limits
 from portal.submissions.usage import MAX_CALL_RECORDS
 from scoring.engine.safe_yaml import MAX_DEPTH, MAX_NODES
@@ -79,6 +80,9 @@ FIGURES: dict[str, Callable[[], str]] = {
     "bundle_max_name_component": lambda: count(MAX_COMPONENT_BYTES),
     "bundle_max_attempt": lambda: count(MAX_ATTEMPT),
     "quota_window": lambda: f"{settings.QUOTA_WINDOW_HOURS} hours",
+    "scanner_version": lambda: SCANNER_VERSION,
+    "scanner_result_bytes": lambda: size(settings.SCANNER_MAX_BYTES_PER_RESULT),
+    "scanner_run_bytes": lambda: size(settings.SCANNER_MAX_BYTES_PER_RUN),
     "browser_upload_max": lambda: size(settings.BROWSER_UPLOAD_MAX_BYTES),
     "upload_rate": lambda: rate(_throttle_rates()["bundle_upload"]),
     "draft_ttl": lambda: hours(settings.DRAFT_TTL_HOURS),

@@ -72,7 +72,11 @@ GUIDES = (
           "Propose a task in the browser or from the command line, the B3/B4 gate, and review."),
     Guide("how-scoring-works",
           "The two seeds, private references, centralised scoring, reproducibility and judges."),
+    Guide("misconduct-review",
+          "What the misconduct scanners read, what they find, who sees it, answering a finding, how well they do."),
     Guide("faq", "Every reason code the Portal gives when it refuses an upload, a confirm or a proposal."),
+    Guide("install", "The supported Pythons, the system packages make run and make test each need, and how "
+          "make run stops.", Audience.OPERATORS),
     Guide("sandboxes", "Which sandbox runs untrusted code (bwrap as root or as an ordinary user, docker, none) "
           "and exactly what each one enforces.", Audience.OPERATORS),
     Guide("operators", "Configuration, deploying with Docker or podman, scaling out, hosting task directories.",

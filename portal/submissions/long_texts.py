@@ -51,9 +51,11 @@ class LongTextTrimmer:
         self._text_bytes = 0
         self._text_chars = 0
         # Structure and every complete string of at most `units` characters or escapes, in one
-        # C-level match (possessive, so a longer string stops it at once): the common case.
+        # C-level match (possessive inside, so a longer string stops it at once): the common case.
+        # The outer repeat stays greedy: before 3.11.5 (Debian 12 has 3.11.2) a possessive repeat around
+        # possessive ones ended the match inside the string that failed (CPython gh-100061, gh-106052).
         units = min(_SHORT_UNITS, long_text_bytes // 2)
-        self._short_run = re.compile(rb'(?:[^"]*+"(?:[^"\\]|\\.){0,%d}+")*+' % units, re.S)
+        self._short_run = re.compile(rb'(?:[^"]*+"(?:[^"\\]|\\.){0,%d}+")*' % units, re.S)
 
     def feed(self, chunk: memoryview | bytes) -> None:
         data = bytes(chunk)

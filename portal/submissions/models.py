@@ -63,6 +63,8 @@ class Submission(models.Model):
     scoring_started_at = models.DateTimeField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
     overall_score = models.FloatField(null=True, blank=True)  # of the current scoring, for lists
+    # The misconduct scan of its results (portal.submissions.scanning): state, scanners' version, totals.
+    scan = models.JSONField(default=dict)
 
     # A withdrawn or expired draft no longer holds its bytes: the same bundle may be uploaded again.
     ENDED_DRAFT_STATUSES = (Status.WITHDRAWN, Status.EXPIRED)
@@ -115,6 +117,8 @@ class SubmissionEntry(models.Model):
     # What this result cost and took (portal.submissions.usage.result_usage): each figure as the recorded calls
     # and as the result's own statement give it. Shown to the owner and maintainers.
     usage = models.JSONField(default=dict)
+    # How the scanners read this result: the record (trajectory, JSONL, log), how far, where it was cut.
+    scan = models.JSONField(default=dict)
 
     class Meta:
         ordering = ["base_name"]
@@ -126,3 +130,69 @@ class SubmissionEntry(models.Model):
 
     def __str__(self) -> str:
         return self.base_name
+
+
+class ScanFinding(models.Model):
+    """What a misconduct scanner found in one result (portal.submissions.scanners): the step, log line or
+    output it cites, with a capped excerpt; the owner's answer, and the maintainers' decision on it (a
+    moderation-log event). Excerpts and answers are private: the public sees counts per category only."""
+
+    class Decision(models.TextChoices):
+        UPHELD = "upheld", "upheld"
+        DISMISSED = "dismissed", "dismissed"
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="findings")
+    entry = models.ForeignKey(SubmissionEntry, on_delete=models.CASCADE, related_name="findings")
+    scanner_version = models.CharField(max_length=20)
+    detector = models.CharField(max_length=40)
+    category = models.CharField(max_length=40)
+    severity = models.CharField(max_length=10)
+    cites = models.CharField(max_length=10)  # step | line | output | summary
+    position = models.IntegerField(null=True)
+    location = models.CharField(max_length=300, blank=True)
+    turn = models.IntegerField(null=True)
+    excerpt = models.TextField()
+    detail = models.TextField()
+    context = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    answer = models.TextField(blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    decision = models.CharField(max_length=10, choices=Decision.choices, blank=True)
+    decision_reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["entry__base_name", "id"]
+        indexes = [models.Index(fields=["submission", "severity"], name="finding_severity")]
+
+    def __str__(self) -> str:
+        return f"{self.detector} ({self.severity}) in {self.entry_id}"
+
+
+class ScanModelCall(models.Model):
+    """One question the optional model-based scanner asked about one result (portal.submissions.scan_model):
+    the request, the reply as stored after the judges' redaction, tokens and cost, or why nothing was asked.
+    An identical request later reuses an answered call's reply (`reused_from`): scans replay."""
+
+    class Status(models.TextChoices):
+        ANSWERED = "answered"
+        REUSED = "reused"  # an earlier identical call's reply
+        REFUSED = "refused"  # a token budget was used up: not asked
+        FAILED = "failed"  # the endpoint did not answer
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    entry = models.ForeignKey(SubmissionEntry, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    resolved_model = models.CharField(max_length=200, blank=True)
+    request = models.JSONField(default=dict)
+    request_sha256 = models.CharField(max_length=64, db_index=True)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    reply = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.FloatField(null=True, blank=True)
+    reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)

@@ -1,17 +1,41 @@
 import math
+from collections import Counter
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from contracts import PROMPT_LEVELS as LEVELS
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
-from portal.submissions.models import CONFIGURATION_FIELDS, Submission
+from portal.submissions.bundle_verify import BundleLimits
+from portal.submissions.models import CONFIGURATION_FIELDS, ScanFinding, Submission
+from portal.submissions.scanners import CATEGORIES, SEVERITIES
 from portal.submissions.usage import result_usage_figures, usage_rows
 from scoring.judge_services import judge_waiting
-from scoring.models import InstanceScore
+from scoring.models import InstanceScore, Task
 from scoring.selectors import scoring_run_latest
+
+
+def bundle_limits() -> BundleLimits:
+    """The verifier's caps, from settings: for intake and for the scan that reads a stored bundle again."""
+    return BundleLimits(
+        max_compressed_bytes=settings.BUNDLE_MAX_COMPRESSED_BYTES,
+        max_uncompressed_bytes=settings.BUNDLE_MAX_UNCOMPRESSED_BYTES,
+        max_members=settings.BUNDLE_MAX_MEMBERS,
+        max_ratio=settings.BUNDLE_MAX_RATIO,
+        evidence_log_tail_chars=settings.EVIDENCE_LOG_TAIL_CHARS,
+    )
+
+
+def expected_outputs_lookup() -> Any:
+    """task id -> the names of its declared outputs, in one query."""
+    declared = {
+        task_id: [o["name"] for o in outputs]
+        for task_id, outputs in Task.objects.values_list("id", "declared_outputs")
+    }
+    return lambda task_id: declared.get(task_id, [])
 
 
 def configuration_of(run: Any) -> dict[str, Any]:
@@ -189,6 +213,7 @@ def submission_report_context(submission: Submission, viewer: User, with_evidenc
         "score_digits": score_digits(exact=exact),
         # The viewer is the owner or a maintainer (services.submission_get_for): the only ones who see it.
         "evidence": agent_evidence_summary(submission) if with_evidence else None,
+        "scan": scan_findings_summary(submission) if with_evidence else None,
     }
 
 
@@ -226,3 +251,53 @@ def agent_evidence_summary(submission: Submission) -> dict[str, Any]:
         "levels": [(level, _totals([r for r in rows if r["level"] == level])) for level in LEVELS],
         "any": any(r["trajectory"] or r.get("log_tail") or r.get("file_versions") for r in rows),
     }
+
+
+# --- the misconduct scan (portal.submissions.scanning) ---------------------------------------------
+
+SEVERITY_RANK = {severity: n for n, severity in enumerate(SEVERITIES)}
+
+
+def finding_citation(finding: ScanFinding) -> str:
+    """Where a finding points, in words: the step index, the log line (and turn), the output file and line."""
+    if finding.cites == "step":
+        return f"step {finding.position}"
+    if finding.cites == "line":
+        return f"log line {finding.position}" + (f" (turn {finding.turn})" if finding.turn is not None else "")
+    if finding.cites == "output":
+        return f"output {finding.location}" + (f", line {finding.position}" if finding.position is not None else "")
+    return f"the result's record ({finding.location})" if finding.location else "the result's record"
+
+
+def scan_findings_summary(submission: Submission) -> dict[str, Any]:
+    """The run's scan: its record (state, version), findings per result (each with its citation) and totals for
+    the run. Only for the run's owner and maintainers: excerpts quote the agent's own record."""
+    findings = sorted(ScanFinding.objects.filter(submission=submission).select_related("entry", "decided_by"),
+                      key=lambda f: (f.entry.base_name, SEVERITY_RANK.get(f.severity, 9), f.id))
+    by_entry: dict[str, list[ScanFinding]] = {}
+    for finding in findings:
+        finding.citation = finding_citation(finding)  # type: ignore[attr-defined]
+        finding.category_label = CATEGORIES.get(finding.category, finding.category)  # type: ignore[attr-defined]
+        by_entry.setdefault(finding.entry.base_name, []).append(finding)
+    entries = list(submission.entries.order_by("base_name").values_list("base_name", "prompt_level", "scan"))
+    rows = [{"base_name": base, "level": level, "scan": scan or {}, "findings": by_entry[base],
+             "counts": _severity_counts(by_entry[base])} for base, level, scan in entries if base in by_entry]
+    standing = [f for f in findings if f.decision != ScanFinding.Decision.DISMISSED]
+    categories = Counter(f.category for f in standing)
+    return {
+        "record": submission.scan or {},
+        "rows": rows,
+        "cut": [(base, scan.get("cut")) for base, _, scan in entries if (scan or {}).get("cut")],
+        "unscanned": sum(1 for _, _, scan in entries if not scan),
+        "results": len(entries),
+        "totals": {"findings": len(findings), "standing": len(standing),
+                   "dismissed": len(findings) - len(standing), "by_severity": _severity_counts(standing),
+                   "by_category": [(c, CATEGORIES[c], categories[c]) for c in CATEGORIES if categories.get(c)],
+                   "results_with_findings": len(rows)},
+        "any": bool(findings),
+    }
+
+
+def _severity_counts(findings: list[ScanFinding]) -> list[tuple[str, int]]:
+    counts = Counter(f.severity for f in findings)
+    return [(severity, counts[severity]) for severity in SEVERITIES if counts.get(severity)]

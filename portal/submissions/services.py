@@ -24,6 +24,7 @@ from portal.accounts.models import MAINTAINERS_GROUP, User
 from portal.accounts.selectors import user_is_maintainer
 from portal.accounts.services import user_require_verified_email
 from portal.errors import (
+    Conflict,
     NotFound,
     PayloadTooLarge,
     PortalError,
@@ -33,7 +34,6 @@ from portal.errors import (
 )
 from portal.status.selectors import scoring_workers
 from portal.submissions.bundle_verify import (
-    BundleLimits,
     BundleRejected,
     ByteSource,
     VerifiedBundle,
@@ -41,11 +41,13 @@ from portal.submissions.bundle_verify import (
     verify_bundle_stream,
 )
 from portal.submissions.conformance import conformance_flags
-from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.evidence import clean_text
+from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
+from portal.submissions.scan_tasks import scan_enqueue_on_commit
 from portal.submissions.scoring_tasks import scoring_run_start_task
-from portal.submissions.selectors import run_state
+from portal.submissions.selectors import bundle_limits, expected_outputs_lookup, run_state
 from portal.submissions.usage import run_usage
-from scoring.models import Dataset, Instance, Task
+from scoring.models import Dataset, Instance
 from scoring.selectors import instance_input_digest, task_unscorable_reasons
 from scoring.storage_errors import STORAGE_ERRORS
 
@@ -66,24 +68,6 @@ class _TempArchive(File):
     def temporary_file_path(self) -> str:
         assert self.file is not None
         return self.file.name
-
-
-def bundle_limits() -> BundleLimits:
-    return BundleLimits(
-        max_compressed_bytes=settings.BUNDLE_MAX_COMPRESSED_BYTES,
-        max_uncompressed_bytes=settings.BUNDLE_MAX_UNCOMPRESSED_BYTES,
-        max_members=settings.BUNDLE_MAX_MEMBERS,
-        max_ratio=settings.BUNDLE_MAX_RATIO,
-        evidence_log_tail_chars=settings.EVIDENCE_LOG_TAIL_CHARS,
-    )
-
-
-def _expected_outputs_lookup() -> Any:
-    declared = {
-        task_id: [o["name"] for o in outputs]
-        for task_id, outputs in Task.objects.values_list("id", "declared_outputs")
-    }
-    return lambda task_id: declared.get(task_id, [])
 
 
 def _describe_agent(bundle: VerifiedBundle) -> dict[str, str]:
@@ -221,7 +205,7 @@ def submission_intake(
                     limits=limits,
                     known_instance_ids=instance_ids,
                     accepted_sandbox_modes=set(dataset.accepted_sandbox_modes),
-                    expected_outputs=_expected_outputs_lookup(),
+                    expected_outputs=expected_outputs_lookup(),
                 )
         except BundleRejected as exc:
             raise BundleRefused(f"Bundle refused ({exc.code}): {exc.message}", code=exc.code) from None
@@ -292,6 +276,7 @@ def _draft_create(
             _draft_allowance_check(user, submission.archive_bytes)
             submission.save()
             SubmissionEntry.objects.bulk_create(_entry(submission, e, instances[e.instance_id]) for e in bundle.entries)
+            scan_enqueue_on_commit(submission_id=submission.id)
     except IntegrityError:
         # The same results arrived twice at once; the other request's draft is the answer.
         default_storage.delete(submission.archive)
@@ -556,3 +541,29 @@ def drafts_expire(*, now: Any = None) -> int:
             default_storage.delete(submission.archive)
             expired += 1
     return expired
+
+
+ANSWER_MAX_CHARS = 4000
+
+
+def finding_answer(*, user: User, submission_id: Any, finding_id: Any, answer: str) -> ScanFinding:
+    """The owner's answer to a scanner finding on their run (an appeal), until a maintainer decides on it.
+    Answering again replaces the answer."""
+    submission = _owned(user, submission_id)
+    if submission.status in (Submission.Status.DRAFT, *Submission.ENDED_DRAFT_STATUSES):
+        raise Conflict("Confirm the run first: findings are answered on confirmed runs.", code="finding_draft")
+    text = clean_text((answer or "").strip(), ANSWER_MAX_CHARS + 1)
+    if not text:
+        raise ValidationFailed("Write your answer to the finding.", code="answer_required")
+    if len(text) > ANSWER_MAX_CHARS:
+        raise ValidationFailed(f"An answer holds at most {ANSWER_MAX_CHARS} characters.", code="answer_long")
+    with transaction.atomic():
+        finding = ScanFinding.objects.select_for_update().filter(id=finding_id, submission=submission).first()
+        if finding is None:
+            raise NotFound("No such finding.")
+        if finding.decision:
+            raise Conflict("A maintainer has decided on this finding; it can no longer be answered.",
+                           code="finding_decided")
+        finding.answer, finding.answered_at = text, timezone.now()
+        finding.save(update_fields=["answer", "answered_at"])
+    return finding

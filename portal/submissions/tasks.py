@@ -1,6 +1,7 @@
 from celery import shared_task
 
 from portal.submissions.reaper import stuck_runs_reap
+from portal.submissions.scan_tasks import submission_scan_task
 from portal.submissions.scoring_tasks import instance_score_task, scoring_run_start_task
 from portal.submissions.services import drafts_expire
 from scoring.judge_services import judge_waiting_due
@@ -8,7 +9,7 @@ from scoring.judge_services import judge_waiting_due
 # The scoring tasks live beside the services they call; named here so Celery's autodiscovery
 # (which imports each app's `tasks`) registers them with every worker.
 __all__ = ["drafts_expire_task", "instance_score_task", "judge_waiting_resend_task", "scoring_run_start_task",
-           "stuck_runs_reap_task"]
+           "stuck_runs_reap_task", "submission_scan_task"]
 
 
 @shared_task(name="portal.submissions.tasks.expire_drafts")

@@ -15,4 +15,6 @@ page_urls = [
     path("submissions/<uuid:submission_id>/live", views.submission_live, name="submission-live"),
     path("submissions/<uuid:submission_id>/confirm", views.submission_confirm, name="submission-confirm"),
     path("submissions/<uuid:submission_id>/withdraw", views.submission_withdraw, name="submission-withdraw"),
+    path("submissions/<uuid:submission_id>/findings/<int:finding_id>/answer", views.finding_answer,
+         name="submission-finding-answer"),
 ]

@@ -121,6 +121,17 @@ def submission_withdraw(request: AuthedRequest, submission_id: str) -> HttpRespo
         action_label="Withdraw and delete the bundle", cancel_url=run_page)
 
 
+@login_required
+@require_http_methods(["POST"])
+def finding_answer(request: AuthedRequest, submission_id: str, finding_id: int) -> HttpResponse:
+    """The owner answers a scanner finding (an appeal); back to the finding on the run page."""
+    return act_and_redirect(
+        request, lambda: services.finding_answer(user=request.user, submission_id=submission_id,
+                                                 finding_id=finding_id, answer=request.POST.get("answer", "")),
+        then=lambda: redirect(f"{reverse('submission-detail', args=[submission_id])}#finding-{finding_id}"),
+        success="Answer sent; a maintainer will read it.")
+
+
 def _act(request: AuthedRequest, submission_id: str, action: Callable[..., T],
          success: str | Callable[[T], str | None] | None) -> HttpResponse:
     return act_and_redirect(request, lambda: action(user=request.user, submission_id=submission_id),

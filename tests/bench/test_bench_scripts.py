@@ -50,3 +50,17 @@ def test_proposal_review_prints_the_page_times_and_the_diff_times():
     assert re.search(r"worker: diff computed and kept in +\d+\.\d{3} s +\(\d+ files: diff, too_large", out), out
     assert re.search(r"review page, diff kept: +best +\d+\.\d{3} s", out), out
     assert re.search(r"bad case, +32 KiB pair: ours +\d+\.\d{3} s +difflib", out), out
+
+
+@pytest.mark.slow
+def test_scanner_quality_prints_precision_and_recall_per_detector_and_the_hostile_figures():
+    run = subprocess.run([sys.executable, "bench/scanner_quality.py", "--hostile-mb", "2"], cwd=REPO,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = run.stdout
+    for rendition in ("trajectory (trajectory.json)", "jsonl (_trajectory.jsonl)", "intake (result.json)"):
+        assert f"== {rendition}: " in out, out
+    assert out.count("   overall ") == 3 and out.count("   outside_read ") == 3
+    assert re.search(r"citations: \d+ of \d+ labelled steps or files cited exactly", out), out
+    assert out.count("clean cases flagged high: 0") == 3
+    assert "== hostile trajectories of 2 MB" in out and out.count("(read to the end)") >= 4

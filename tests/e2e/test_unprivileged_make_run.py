@@ -1,5 +1,5 @@
 """The first hour of an ordinary user: `make run`'s configuration (SQLite, the filesystem broker, the
-default sandbox, gunicorn and the Celery worker with beat from scripts/run-portal.sh), run by a uid
+default sandbox, gunicorn, the Celery worker and beat from scripts/run-portal.sh), run by a uid
 that is not root, from the catalog load to a run pulled, run and uploaded with our CLI, confirmed
 and scored.
 
@@ -145,7 +145,7 @@ def test_an_ordinary_user_runs_make_run_and_gets_a_run_scored():
         assert final == "scored", re.sub(r"\s+", " ", page)[-3000:]
         assert "Overall" in page
 
-        # Ctrl-C's way out: run-portal.sh stops both, and nothing of the user's is left running.
+        # Ctrl-C's way out: run-portal.sh stops all three, and nothing of the user's is left running.
         session.close()  # an open keep-alive connection would hold a web worker for its graceful timeout
         os.killpg(portal.pid, signal.SIGINT)
         portal.wait(timeout=60)

@@ -117,6 +117,14 @@ def test_the_trimmer_keeps_structure_and_short_texts_and_the_end_of_long_ones(ch
     assert cuts[log] >= len(DOCUMENT["agent_output"]["log"]) and cuts[got["list"][0]] == 200
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 100_000])
+def test_the_trimmer_keeps_a_string_between_short_and_long_whole(chunk: int) -> None:
+    # Past the one-match run of short strings but under long_text_bytes: kept as it is. Python 3.11.2's
+    # re ended that run inside such a string (a possessive repeat bug), and the document came out broken.
+    document = {"a": "short", "medium": "m" * 48 + "\\\"" + "n" * 8, "after": ["x", "y" * 40]}
+    assert trimmed(document, chunk) == (document, {})
+
+
 def test_the_trimmer_refuses_structure_past_its_cap() -> None:
     trimmer = LongTextTrimmer(structure_cap=1_000, long_text_bytes=64, tail_bytes=32)
     with pytest.raises(StructureTooLarge):

@@ -1,12 +1,11 @@
 """`make run`'s embedded configuration under load: SQLite + kombu's filesystem broker, real gunicorn,
-a real worker with beat (as scripts/run-portal.sh starts them), several confirms at once.
+a real worker and beat (scripts/run-portal.sh itself), several confirms at once.
 
 The rest of the suite runs on PostgreSQL; everything here runs in subprocesses with their own
 environment pointing at a file SQLite database and a filesystem broker under tmp.
 """
 
 import json
-import os
 import sqlite3
 import subprocess
 import textwrap
@@ -21,8 +20,10 @@ from tests.support import (
     SUBMIT_TASKS,
     VENV_BIN,
     bundle_of,
+    embedded_env,
     free_port,
-    stop_celery_worker,
+    start_run_portal,
+    stop_run_portal,
     wait_for,
     wait_http,
 )
@@ -53,17 +54,6 @@ SETUP = textwrap.dedent("""
 """)
 
 
-def embedded_env(var_dir: Path) -> dict[str, str]:
-    """`make run`'s environment: no database, broker or cache URL, so the embedded defaults apply."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL")}
-    env.update(ASIBENCH_VAR_DIR=str(var_dir), DEBUG="1", PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE="config.settings",
-               ASIBENCH_CONFIRMS_PER_DAY="50",
-               # Every run must be scored by its own message: no re-send by the reaper hides a dead task.
-               ASIBENCH_SCORING_QUEUED_RESEND_AFTER="3600")
-    return env
-
-
 def manage(env: dict[str, str], *args: str, timeout: float = 600) -> str:
     done = subprocess.run([str(VENV_BIN / "python"), "manage.py", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
@@ -80,7 +70,9 @@ def statuses(db: Path, ids: list[str]) -> dict[str, str]:
 
 def test_make_runs_embedded_portal_scores_every_run_confirmed_at_once(run_results, transactional_db, tmp_path):
     var = tmp_path / "var"
-    env = embedded_env(var)
+    env = embedded_env(var, ASIBENCH_CONFIRMS_PER_DAY="50",
+                       # Every run must be scored by its own message: no re-send by the reaper hides a dead task.
+                       ASIBENCH_SCORING_QUEUED_RESEND_AFTER="3600")
     manage(env, "migrate", "--noinput")
     manage(env, "catalog_load", "--datasets", "seed42", "--tasks", ",".join(SUBMIT_TASKS), "--strict")
     archives = [bundle_of(run_results["naive"], tmp_path / f"bundle{i}" / "run.tar.gz") for i in range(RUNS)]
@@ -91,14 +83,7 @@ def test_make_runs_embedded_portal_scores_every_run_confirmed_at_once(run_result
 
     OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    web_log = open(OUTPUT_DIR / "embedded-gunicorn.log", "w")
-    worker_log = open(OUTPUT_DIR / "embedded-worker.log", "w")
-    web = subprocess.Popen([str(VENV_BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
-                            "--workers", "2", "--threads", "4", "--timeout", "300"],
-                           cwd=REPO, env=env, stdout=web_log, stderr=subprocess.STDOUT, start_new_session=True)
-    worker = subprocess.Popen([str(VENV_BIN / "celery"), "-A", "config", "worker", "--beat", "--loglevel", "INFO",
-                               "--concurrency", "2", "--schedule", str(var / "celerybeat-schedule")],
-                              cwd=REPO, env=env, stdout=worker_log, stderr=subprocess.STDOUT, start_new_session=True)
+    portal = start_run_portal(env, port, OUTPUT_DIR / "embedded-run-portal.log")
     try:
         url = f"http://127.0.0.1:{port}"
         wait_http(url + "/healthz")
@@ -125,8 +110,4 @@ def test_make_runs_embedded_portal_scores_every_run_confirmed_at_once(run_result
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
-        web.terminate()
-        web.wait(timeout=30)
-        stop_celery_worker(worker)
-        web_log.close()
-        worker_log.close()
+        stop_run_portal(portal)

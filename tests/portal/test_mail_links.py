@@ -5,7 +5,9 @@ came in on: read from the mail as sent (Django's locmem outbox) and followed."""
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from portal.submissions.scoring_runs import scoring_run_completed_hooks
 from proposals.models import Proposal
 from proposals.services import proposal_comment
 from tests.leaderboard.factories import RunSpec, make_catalog, scored_run
-from tests.support import PASSWORD, REPO
+from tests.support import PASSWORD, REPO, free_port, wait_for
 
 pytestmark = pytest.mark.django_db
 PUBLIC = "https://asibench.example"
@@ -141,23 +143,37 @@ def test_the_proposal_mails(submitter, maintainer, django_capture_on_commit_call
 
 
 def fake_venv_tools(root: Path) -> None:
-    """A gunicorn and a celery that only say which public URL they were started with."""
+    """A gunicorn and a celery that only say which public URL they were started with, then wait to be
+    stopped, beside the venv's real python that checks the port."""
     bin_dir = root / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(sys.executable)
     for tool in ("gunicorn", "celery"):
-        (bin_dir / tool).write_text(f'#!/bin/sh\necho "{tool} ASIBENCH_PUBLIC_URL=$ASIBENCH_PUBLIC_URL"\n')
+        (bin_dir / tool).write_text(f'#!/bin/sh\necho "{tool} $1 ASIBENCH_PUBLIC_URL=$ASIBENCH_PUBLIC_URL"\n'
+                                    "exec sleep 60\n")
         (bin_dir / tool).chmod(0o755)
 
 
-@pytest.mark.parametrize(("given", "expected"), [(None, "http://127.0.0.1:8731"),
+@pytest.mark.parametrize(("given", "expected"), [(None, "http://127.0.0.1:{port}"),
                                                  ("https://asibench.example", "https://asibench.example")])
 def test_make_run_sets_the_public_url_to_its_own_port_unless_given(tmp_path, given, expected):
     (tmp_path / "scripts").mkdir()
     shutil.copy(REPO / "scripts" / "run-portal.sh", tmp_path / "scripts" / "run-portal.sh")
     fake_venv_tools(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "ASIBENCH_PUBLIC_URL"}
-    env.update(PORT="8731", ASIBENCH_VAR_DIR=str(tmp_path / "var"), **({"ASIBENCH_PUBLIC_URL": given} if given else {}))
-    done = subprocess.run(["bash", str(tmp_path / "scripts" / "run-portal.sh")], env=env, capture_output=True,
-                          text=True, timeout=30)
-    assert done.returncode == 0, done.stderr
-    assert f"gunicorn ASIBENCH_PUBLIC_URL={expected}" in done.stdout
+    port = free_port()
+    expected = expected.replace("{port}", str(port))
+    env.update(PORT=str(port), ASIBENCH_VAR_DIR=str(tmp_path / "var"),
+               **({"ASIBENCH_PUBLIC_URL": given} if given else {}))
+    log = tmp_path / "run-portal.log"
+    with log.open("w") as out:
+        script = subprocess.Popen(["bash", str(tmp_path / "scripts" / "run-portal.sh")], env=env, stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        said = [f"{server} ASIBENCH_PUBLIC_URL={expected}" for server in
+                ("gunicorn config.wsgi:application", "celery -A")]
+        wait_for(lambda: all(line in log.read_text() for line in said), 30, "both servers to start")
+        assert f"mails link to {expected};" in log.read_text()
+    finally:
+        os.killpg(script.pid, signal.SIGTERM)
+        assert script.wait(timeout=30) == 0, log.read_text()

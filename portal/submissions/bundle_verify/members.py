@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,14 +12,16 @@ from contracts.bundle import (
     FRAMEWORK_TASK_INFO_NAME,
     INSTANCES_DIR,
     MANIFEST_NAME,
+    OUTPUTS_DIR,
     RESULT_NAME,
 )
 from portal.submissions.bundle_verify.stream import TarFeed
 from portal.submissions.bundle_verify.tar_headers import BLOCK, LINK_TYPES, REGULAR_TYPES, Header, next_header
-from portal.submissions.bundle_verify.types import BundleLimits, BundleRejected, MiB
+from portal.submissions.bundle_verify.types import BundleLimits, BundleRejected, MiB, ResultMaterial, ResultScanner
 from portal.submissions.evidence import EvidenceLimits, agent_evidence
 from portal.submissions.long_texts import LongTextTrimmer, StructureTooLarge
 from portal.submissions.prices import price_table
+from portal.submissions.scanners.model import OutputSample
 from portal.submissions.usage import result_usage
 
 
@@ -119,6 +121,32 @@ class Scan:
     result_cuts: dict[str, dict[str, int]] = field(default_factory=dict)
     # base_name -> raw framework_task_info.json when small: only its timeout is read, for reviewers.
     raw_task_infos: dict[str, bytes] = field(default_factory=dict)
+    # base_name -> output path -> its start and end, when the verification scans results (else None).
+    output_samples: dict[str, dict[str, OutputSample]] | None = None
+    output_samples_bytes: int = 0
+    outputs_unsampled: dict[str, int] = field(default_factory=dict)
+
+
+class _Sampler:
+    """Keeps the first `head` and the last `tail` bytes of a member of known `size` as it streams by."""
+
+    def __init__(self, size: int, head: int, tail: int):
+        self.size, self.head_cap = size, head
+        self.tail_from = max(head, size - tail) if size > head else size
+        self.head: list[bytes] = []
+        self.tail: list[bytes] = []
+        self.offset = 0
+
+    def feed(self, piece: memoryview) -> None:
+        start, end = self.offset, self.offset + len(piece)
+        if start < self.head_cap:
+            self.head.append(bytes(piece[: self.head_cap - start]))
+        if end > self.tail_from:
+            self.tail.append(bytes(piece[max(0, self.tail_from - start):]))
+        self.offset = end
+
+    def sample(self) -> OutputSample:
+        return OutputSample(size=self.size, head=b"".join(self.head), tail=b"".join(self.tail))
 
 
 def _parse_json(raw: bytes, code: str, what: str) -> Any:
@@ -187,7 +215,8 @@ def _check_storable(text: str, code: str, what: str, path: list[Any]) -> None:
 _RESULT_IDENTITY = ("instance_id", "task_id", "prompt_level", "attempt", "status")
 
 
-def _small_result_fields(rel: str, raw: bytes, limits: BundleLimits, cuts: dict[str, int]) -> dict[str, Any]:
+def _small_result_fields(rel: str, raw: bytes, limits: BundleLimits, cuts: dict[str, int],
+                         scan: Callable[[dict[str, Any], int | None], Any] | None = None) -> dict[str, Any]:
     """What the Portal reads of one result.json: its identity and persisted outputs, which must be storable
     text as they are, and the agent's evidence, whose text (a binary or huge log) is cleaned and cut instead."""
     data = _parse_json(raw, "bad_result_json", rel)
@@ -214,11 +243,13 @@ def _small_result_fields(rel: str, raw: bytes, limits: BundleLimits, cuts: dict[
     fields.update(prompt_level=data.get("prompt_level", ""), attempt=data.get("attempt", 1),
                   status=data.get("status", ""), persisted=persisted, evidence=evidence,
                   usage=result_usage(data, price_table()))
+    if scan is not None:  # while the whole result is parsed: nothing of it is kept for later
+        fields["scan"] = scan(data, log_chars)
     return fields
 
 
-def scan_tar(feed: TarFeed, limits: BundleLimits) -> Scan:
-    scan = Scan()
+def scan_tar(feed: TarFeed, limits: BundleLimits, *, sample_outputs: bool = False) -> Scan:
+    scan = Scan(output_samples={} if sample_outputs else None)
     while True:
         header = next_header(feed, limits)
         if header is None:
@@ -272,7 +303,13 @@ def _scan_file(feed: TarFeed, size: int, rel: str, scan: Scan, limits: BundleLim
     if keep is not None and size > cap and oversized is None:
         raise BundleRejected("file_too_large", f"{rel}: {size} bytes exceeds the {_size(cap)} limit for this file")
     digest = hashlib.sha256()
-    if oversized is not None:
+    sampler = _output_sampler(scan, parts, size, limits)
+    if sampler is not None:
+        def hash_and_sample(piece: memoryview) -> None:
+            digest.update(piece)
+            sampler.feed(piece)
+        got = feed.consume(size, hash_and_sample)
+    elif oversized is not None:
         def hash_and_trim(piece: memoryview) -> None:
             digest.update(piece)
             oversized.feed(piece)
@@ -288,6 +325,8 @@ def _scan_file(feed: TarFeed, size: int, rel: str, scan: Scan, limits: BundleLim
         raise BundleRejected("corrupt_tar", f"{rel}: the archive ends inside this file")
     feed.consume(-size % BLOCK, None)
     scan.files[rel] = Shipped(sha256=digest.hexdigest(), bytes=size)
+    if sampler is not None and scan.output_samples is not None:
+        scan.output_samples.setdefault(parts[1], {})["/".join(parts[3:])] = sampler.sample()
     if oversized is not None:
         raw, scan.result_cuts[parts[1]] = oversized.finish()
         scan.raw_results[parts[1]] = raw
@@ -304,6 +343,18 @@ def _scan_file(feed: TarFeed, size: int, rel: str, scan: Scan, limits: BundleLim
 
 
 _TASK_INFO_CAP = 64 * 1024
+
+
+def _output_sampler(scan: Scan, parts: list[str], size: int, limits: BundleLimits) -> _Sampler | None:
+    """A sampler for `instances/<base>/outputs/…` members while the bundle's sample budget lasts."""
+    if scan.output_samples is None or len(parts) < 4 or parts[0] != INSTANCES_DIR or parts[2] != OUTPUTS_DIR:
+        return None
+    kept = min(size, limits.output_sample_head + limits.output_sample_tail)
+    if scan.output_samples_bytes + kept > limits.output_samples_bytes:
+        scan.outputs_unsampled[parts[1]] = scan.outputs_unsampled.get(parts[1], 0) + 1
+        return None
+    scan.output_samples_bytes += kept
+    return _Sampler(size, limits.output_sample_head, limits.output_sample_tail)
 
 
 def _size(n: int) -> str:
@@ -345,13 +396,22 @@ def task_info_timeout(raw: bytes | None) -> Any:
     return data.get("timeout_seconds") if isinstance(data, dict) else None
 
 
-def declared_results(manifest: dict[str, Any], raw_results: dict[str, bytes], limits: BundleLimits,
-                      result_cuts: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
-    """Parse result.json only for the instances the manifest names; others are never parsed."""
+def declared_results(manifest: dict[str, Any], scan: Scan, limits: BundleLimits,
+                     scanner: ResultScanner | None = None) -> dict[str, dict[str, Any]]:
+    """Parse result.json only for the instances the manifest names; others are never parsed. With a
+    `scanner`, each parsed result is handed to it with its instance's output samples."""
     results: dict[str, dict[str, Any]] = {}
     for item in manifest["instances"]:
         base = item.get("base_name") if isinstance(item, dict) else None
-        if isinstance(base, str) and base in raw_results and base not in results:
-            results[base] = _small_result_fields(f"{INSTANCES_DIR}/{base}/{RESULT_NAME}", raw_results[base], limits,
-                                                 result_cuts.get(base, {}))
+        if isinstance(base, str) and base in scan.raw_results and base not in results:
+            hook = _scan_hook(scanner, scan, base) if scanner is not None else None
+            results[base] = _small_result_fields(f"{INSTANCES_DIR}/{base}/{RESULT_NAME}", scan.raw_results[base],
+                                                 limits, scan.result_cuts.get(base, {}), hook)
     return results
+
+
+def _scan_hook(scanner: ResultScanner, scan: Scan, base: str) -> Callable[[dict[str, Any], int | None], Any]:
+    def hook(data: dict[str, Any], log_cut: int | None) -> Any:
+        return scanner(ResultMaterial(base_name=base, result=data, outputs=(scan.output_samples or {}).get(base, {}),
+                                      log_cut=log_cut, outputs_unsampled=scan.outputs_unsampled.get(base, 0)))
+    return hook

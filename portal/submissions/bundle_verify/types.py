@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from portal.submissions.scanners.model import OutputSample
 
 MiB = 1 << 20
 MAX_ATTEMPT = 1_000_000  # well inside the database's integer column
@@ -33,6 +36,11 @@ class BundleLimits:
     max_name_bytes: int = 1024  # a member path, in UTF-8 bytes
     max_path_depth: int = 32  # components of a member path, the top-level folder included
     evidence_log_tail_chars: int = 16_000  # of each result's agent log, kept for reviewers
+    # What a verification that scans results (`scan_result`) keeps of each declared output: its start and
+    # end, for the scanners' output checks; at most `output_samples_bytes` for the whole bundle.
+    output_sample_head: int = 64 * 1024
+    output_sample_tail: int = 16 * 1024
+    output_samples_bytes: int = 32 * MiB
 
 
 class BundleRejected(Exception):
@@ -52,6 +60,21 @@ class VerifiedOutput:
     bytes: int
 
 
+@dataclass(frozen=True)
+class ResultMaterial:
+    """One declared result.json as parsed, with the samples of its instance's output files, for a scanner.
+    Its identity is the result's own word: the manifest checks come after (a refused bundle keeps nothing)."""
+
+    base_name: str
+    result: dict[str, Any]
+    outputs: dict[str, OutputSample]  # path relative to the instance's outputs/ -> sample
+    log_cut: int | None  # the log's length when only its end was read (an oversized result.json)
+    outputs_unsampled: int = 0  # output files left unsampled once the bundle's sample budget was spent
+
+
+ResultScanner = Callable[[ResultMaterial], Any]
+
+
 @dataclass
 class VerifiedEntry:
     base_name: str
@@ -67,6 +90,7 @@ class VerifiedEntry:
     timed_out_with_outputs: bool
     evidence: dict[str, Any] = field(default_factory=dict)  # portal.submissions.evidence, capped
     usage: dict[str, Any] = field(default_factory=dict)  # portal.submissions.usage.result_usage
+    scan: Any = None  # what `scan_result` answered for this result, when the verification was given one
 
 
 @dataclass

@@ -19,7 +19,14 @@ from portal.submissions.bundle_verify.manifest import (
 )
 from portal.submissions.bundle_verify.members import Scan, declared_results, scan_tar
 from portal.submissions.bundle_verify.stream import Pipeline, TarFeed
-from portal.submissions.bundle_verify.types import BundleLimits, BundleRejected, ByteSink, ByteSource, VerifiedBundle
+from portal.submissions.bundle_verify.types import (
+    BundleLimits,
+    BundleRejected,
+    ByteSink,
+    ByteSource,
+    ResultScanner,
+    VerifiedBundle,
+)
 
 
 def verify_bundle_stream(
@@ -29,16 +36,19 @@ def verify_bundle_stream(
     known_instance_ids: Callable[[str], bool] | Collection[str],
     accepted_sandbox_modes: Collection[str],
     expected_outputs: Callable[[str], list[str]],
+    scan_result: ResultScanner | None = None,
 ) -> VerifiedBundle:
     """Verify a `.tar.gz` bundle while copying it from `source` to `sink`; raise BundleRejected if refused.
 
     `source` is read to its end exactly once (unless a rule fails first: reading then stops at once, and
     `sink` holds a prefix that the caller should discard). `expected_outputs(task_id)` returns the
     task's declared output names; entries missing any of them are listed in `incomplete_instances`.
+    `scan_result`, if given, is called on each declared result (types.ResultMaterial, with the start and end
+    of its output files) and its answer kept as the entry's `scan`.
     """
-    pipeline, scan = _stream_scanned(source, sink, limits)
+    pipeline, scan = _stream_scanned(source, sink, limits, sample_outputs=scan_result is not None)
     manifest = parse_manifest(scan.manifest)
-    results = declared_results(manifest, scan.raw_results, limits, scan.result_cuts)
+    results = declared_results(manifest, scan, limits, scan_result)
     files = scan.files
     indexed = check_files_index(manifest, files)
     if bool(manifest.get("run_metadata_included")) != (RUN_METADATA_NAME in files):
@@ -69,12 +79,13 @@ def verify_bundle_stream(
     )
 
 
-def _stream_scanned(source: ByteSource, sink: ByteSink, limits: BundleLimits) -> tuple[Pipeline, Scan]:
+def _stream_scanned(source: ByteSource, sink: ByteSink, limits: BundleLimits,
+                    sample_outputs: bool = False) -> tuple[Pipeline, Scan]:
     """Run the three stages to the end of the archive; the member rules hold for every member."""
     pipeline = Pipeline(source, sink, limits)
     pipeline.start()
     try:
-        scan = scan_tar(TarFeed(pipeline), limits)
+        scan = scan_tar(TarFeed(pipeline), limits, sample_outputs=sample_outputs)
         for thread in pipeline.threads:
             thread.join()
         if pipeline.error is not None:

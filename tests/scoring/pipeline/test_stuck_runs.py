@@ -83,8 +83,8 @@ def test_the_reaper_is_on_the_beat_schedule_often_enough_to_resend_within_minute
     # A lost queued run is sent again within minutes, not after SCORING_STUCK_SECONDS (hours).
     assert settings.SCORING_QUEUED_RESEND_SECONDS + settings.SCORING_REAPER_INTERVAL <= 5 * 60
     assert settings.SCORING_QUEUED_RESEND_SECONDS < settings.SCORING_STUCK_SECONDS
-    # `make run` runs beat inside its one worker.
-    assert "worker --beat" in (REPO / "scripts" / "run-portal.sh").read_text()
+    # `make run` runs beat beside its worker.
+    assert '"$VENV/celery" -A config beat' in (REPO / "scripts" / "run-portal.sh").read_text()
 
 
 def test_a_stuck_run_is_requeued_by_the_reaper_and_then_scored(submit_catalog, submitter, run_results, tmp_path):
