@@ -517,6 +517,12 @@ SCANNER_MAX_BYTES_PER_RESULT = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RESULT", 
 SCANNER_MAX_BYTES_PER_RUN = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RUN", 64 * 1024 * 1024, minimum=1024)
 PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
 PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)
+# A run whose self-reported cost (or output tokens) differs from its recorded calls' by more than this share is
+# flagged for reviewers (portal.submissions.conformance).
+USAGE_MISMATCH_PERCENT = env_int("ASIBENCH_USAGE_MISMATCH_PERCENT", 20, minimum=1)
+# Repeated runs: the entry page shows per-task agreement once an owner has published this many runs of one
+# configuration on a dataset (leaderboard.consistency).
+CONSISTENCY_MIN_RUNS = env_int("ASIBENCH_CONSISTENCY_MIN_RUNS", 3, minimum=2)
 # The per-day quotas below (confirms per user and site-wide, proposal validations) count over any
 # QUOTA_WINDOW_HOURS, a rolling window rather than a calendar day.
 QUOTA_WINDOW_HOURS = 24

@@ -25,6 +25,7 @@ api_v1: list[URLPattern | URLResolver] = [
     *proposal_urls.api_urls,
     path("leaderboard", include("leaderboard.urls_api")),
     path("leaderboard/moderation", leaderboard_apis.ModerationLogApi.as_view(), name="api-leaderboard-moderation"),
+    path("leaderboard/entries/<int:entry_id>", leaderboard_apis.EntryApi.as_view(), name="api-leaderboard-entry"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
 

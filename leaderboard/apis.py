@@ -6,7 +6,8 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from leaderboard import selectors
-from leaderboard.exports import interval_method, row_public
+from leaderboard.consistency import entry_consistency
+from leaderboard.exports import entry_public, interval_method, row_public
 from portal.pagination import page_bounds
 
 DEFAULT_PAGE_SIZE = 100
@@ -54,6 +55,20 @@ class LeaderboardApi(APIView):
         body = (head[:-1] + b',"moderation":' + moderation + b',"rows":['
                 + b",".join(rows[offset:offset + limit]) + b"]}")
         return HttpResponse(body, content_type="application/json")
+
+
+class EntryApi(APIView):
+    """One published run as JSON: the entry page's figures, its cost and effort with their sources, and its
+    agreement with its configuration's other published runs, task by task."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, entry_id: int) -> HttpResponse:
+        entry = selectors.entry_public_get(entry_id)  # NotFound: the API's error answer (portal.api_errors)
+        body = entry_public(entry, entry_consistency(entry))
+        return HttpResponse(JSONRenderer().render(body), content_type="application/json")
 
 
 class ModerationLogApi(APIView):

@@ -11,6 +11,7 @@ also read as: every entry carries its number, and names wrap onto more lines bef
 left out.
 """
 
+import math
 import re
 from collections.abc import Sequence
 from html import escape
@@ -286,3 +287,82 @@ def heatmap(rows: Sequence[dict[str, Any]], tasks: Sequence[str], *, title: str)
     parts.append(f'<rect x="{label_w + 11 * 24 + 16:.1f}" y="{ly:.1f}" width="24" height="12" fill="{_MISSING}"/>'
                  + _tick(label_w + 12 * 24 + 20, ly + 11, "no result", anchor="start") + "</svg>")
     return "".join(parts)
+
+
+def _usd_tick(value: float) -> str:
+    return f"${value:,.0f}" if value >= 1 else f"${value:.{max(0, -math.floor(math.log10(value)))}f}"
+
+
+def cost_score(points: Sequence[dict[str, Any]], *, value_label: str, title: str) -> str:
+    """Each placed run at its $ per task (log scale) and its score, numbered as in the table beside the chart;
+    the Pareto front (the runs no other run beats on both: as cheap and as good, better in one) joined as a
+    staircase, its points filled, the others hollow. Runs without cost data are never drawn (the page lists them)."""
+    width, left, right, plot_h = BOARD_CHART_WIDTH, 40, 24, 260
+    plot_w = width - left - right
+    heading, heading_h = _title(8, title, width)
+    top = heading_h + 20
+    costs = [p["cost"] for p in points if p["cost"] > 0]
+    low = math.floor(math.log10(min(costs))) if costs else -3
+    high = max(math.ceil(math.log10(max(costs))) if costs else 0, low + 1)
+    step = max(1, math.ceil((high - low) / 6))  # at most seven decades labelled
+    legend_top = top + plot_h + 44
+    height = legend_top + 4 * LINE_PX + 2 * 6 + 8  # two legend entries of up to two lines
+
+    def x(cost: float) -> float:
+        exponent = math.log10(cost) if cost > 0 else low
+        return left + plot_w * (exponent - low) / (high - low)
+
+    # The score axis spans the scores shown (in tens, at least 20 points), so close runs stay apart.
+    scores = [p["score"] for p in points]
+    bottom = max(0, math.floor((min(scores, default=0.0) - 5) / 10) * 10)
+    ceiling = min(100, math.ceil((max(scores, default=100.0) + 5) / 10) * 10)
+    bottom, ceiling = (bottom, max(ceiling, bottom + 20)) if bottom + 20 <= 100 else (80, 100)
+
+    def y(score: float) -> float:
+        return top + plot_h * (1 - (max(bottom, min(score, ceiling)) - bottom) / (ceiling - bottom))
+
+    parts = [_open(width, height, title), heading]
+    for tick in range(bottom, ceiling + 1, 10 if ceiling - bottom <= 50 else 20):
+        parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + plot_w}" y2="{y(tick):.1f}" class="grid"/>'
+                     + _tick(left - 6, y(tick) + 4, str(tick), anchor="end"))
+    for exponent in range(low, high + 1, step):
+        gx = left + plot_w * (exponent - low) / (high - low)
+        anchor = "start" if exponent == low else "end" if exponent == high else "middle"
+        parts.append(f'<line x1="{gx:.1f}" y1="{top}" x2="{gx:.1f}" y2="{top + plot_h}" class="grid"/>'
+                     + _tick(gx, top + plot_h + 18, _usd_tick(10.0 ** exponent), anchor=anchor))
+    parts.append(_tick(left + plot_w / 2, top + plot_h + 36, "$ per task, log scale"))
+    front = sorted((p for p in points if p["front"]), key=lambda p: p["cost"])
+    if len(front) > 1:
+        stairs = [f"{x(front[0]['cost']):.1f},{y(front[0]['score']):.1f}"]
+        for before, after in zip(front, front[1:], strict=False):
+            stairs += [f"{x(after['cost']):.1f},{y(before['score']):.1f}",
+                       f"{x(after['cost']):.1f},{y(after['score']):.1f}"]
+        parts.append(f'<polyline points="{" ".join(stairs)}" fill="none" stroke="{PALETTE[0]}" stroke-width="1.5" '
+                     'stroke-dasharray="5 3" class="front"/>')
+    for point in points:
+        px, py = x(point["cost"]), y(point["score"])
+        fill = PALETTE[0] if point["front"] else "#ffffff"
+        label_x = px + 7 if px < width - 30 else px - 7
+        parts.append(f'<g class="point"><title>{point["number"]}. {escape(" ".join(point["display_name"].split()))}: '
+                     f'{value_label} {_fmt(point["score"])}, {escape(_usd_tick_exact(point["cost"]))} per task '
+                     f'({escape(point["cost_source"])}){" · on the Pareto front" if point["front"] else ""}</title>'
+                     f'<circle cx="{px:.1f}" cy="{py:.1f}" r="5" fill="{fill}" stroke="{PALETTE[0]}" stroke-width="2"/>'
+                     + _tick(label_x, py - 6, str(point["number"]), anchor="start" if px < width - 30 else "end",
+                             css="value") + "</g>")
+    if not points:
+        parts.append(_tick(left + 10, top + 20, "No published run has cost data.", anchor="start"))
+    legend_y = legend_top + TEXT_PX
+    for filled, text in ((True, "On the Pareto front: no run is cheaper and better"),
+                         (False, "Beaten: another run is as cheap and as good, better in one")):
+        lines = wrap(text, width - 30)
+        parts.append(f'<circle cx="14" cy="{legend_y - 4}" r="5" fill="{PALETTE[0] if filled else "#ffffff"}" '
+                     f'stroke="{PALETTE[0]}" stroke-width="2"/>' + _text_lines(26, legend_y, lines))
+        legend_y += len(lines) * LINE_PX + 6
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _usd_tick_exact(value: float) -> str:
+    if value <= 0:
+        return "$0"
+    return f"${value:,.2f}" if value >= 1 else f"${value:.{max(2, 1 - math.floor(math.log10(value)))}f}"

@@ -24,13 +24,41 @@ def row_public(row: dict[str, Any]) -> dict[str, Any]:
         "sandbox": row["sandbox"],
         **{column: row[column] for column in COLUMNS},
         "intervals": {column: intervals.get(column) for column in COLUMNS},
+        # Mean over the results that state it; the source says how far to trust it; null is unknown, never 0.
+        "cost_per_task_usd": row["cost_per_task"],
+        "cost_source": row["cost_source"],
+        "tokens_per_task": row["tokens_per_task"],
+        "tokens_source": row["tokens_source"],
+        # Agreement across the configuration's repeated published runs (leaderboard.consistency); null below the
+        # minimum. The entry's JSON (`entry_url`) has it per task.
+        "consistency": row.get("consistency"),
         "instances_scored": row["instances_scored"],
         "task_count": row["task_count"],
         "confirmed_attempts": row["confirmed_attempts"],
         "published_at": row["published_at"].isoformat() if row["published_at"] else None,
         "scored_at": row["scored_at"].isoformat() if row["scored_at"] else None,
         "url": f"/leaderboard/entries/{row['id']}/",
+        "entry_url": f"/api/v1/leaderboard/entries/{row['id']}",
         "moderation_url": f"/leaderboard/entries/{row['id']}/#moderation",
+    }
+
+
+def entry_public(entry: Any, consistency: dict[str, Any]) -> dict[str, Any]:
+    """One published run as JSON: its figures per level and task, what it cost and took (`usage`, with sources
+    and coverage) and its agreement with its configuration's other published runs (per task)."""
+    intervals = entry.intervals or {}
+    return {
+        "id": entry.id, "display_name": entry.display_name, "dataset": entry.dataset_id, "agent": entry.agent,
+        "model": entry.model, "effort": entry.effort, "sandbox": entry.sandbox,
+        **{column: getattr(entry, column) for column in COLUMNS},
+        "intervals": {column: intervals.get(column) for column in COLUMNS},
+        "instances_scored": entry.instances_scored, "task_count": entry.task_count,
+        "tasks": entry.tasks or {},
+        "usage": entry.usage or {},
+        "consistency": consistency,
+        "published_at": entry.published_at.isoformat() if entry.published_at else None,
+        "scored_at": entry.scored_at.isoformat() if entry.scored_at else None,
+        "url": f"/leaderboard/entries/{entry.id}/",
     }
 
 
@@ -41,6 +69,7 @@ def interval_method() -> dict[str, Any]:
 
 CSV_HEADER = ["rank", "display_name", "dataset", "agent", "model", "effort", "sandbox",
               *[f"{c}{suffix}" for c in COLUMNS for suffix in ("", "_ci_low", "_ci_high")],
+              "cost_per_task_usd", "cost_source", "tokens_per_task", "tokens_source",
               "instances_scored", "task_count", "confirmed_attempts", "published_at", "scored_at", "url"]
 
 
@@ -67,6 +96,9 @@ def rows_csv(rows: Iterable[dict[str, Any]]) -> str:
             figures += [row[column], bounds[0], bounds[1]]
         writer.writerow(map(csv_cell, [
             row["rank"], row["display_name"], row["dataset"], row["agent"], row["model"], row["effort"],
-            row["sandbox"], *["" if v is None else v for v in figures], row["instances_scored"], row["task_count"],
+            row["sandbox"], *["" if v is None else v for v in figures],
+            "" if row["cost_per_task_usd"] is None else row["cost_per_task_usd"], row["cost_source"],
+            "" if row["tokens_per_task"] is None else row["tokens_per_task"], row["tokens_source"],
+            row["instances_scored"], row["task_count"],
             row["confirmed_attempts"], row["published_at"] or "", row["scored_at"] or "", row["url"]]))
     return out.getvalue()

@@ -130,6 +130,8 @@ class LeaderboardEntry(models.Model):
     tasks = models.JSONField(default=dict)  # {task_id: {"mean": x, "levels": {b1..b4}}}
     domains = models.JSONField(default=dict)  # {domain: mean}
     provenance = models.JSONField(default=dict)  # public summary only: no paths, no owner
+    # What the run cost and took, with sources and coverage (leaderboard.costs.public_usage); {} when unknown.
+    usage = models.JSONField(default=dict)
     scored_at = models.DateTimeField(null=True)
     published_at = models.DateTimeField(default=timezone.now)
 

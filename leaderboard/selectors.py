@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 from django.core.cache import cache
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Window
 
+from leaderboard.consistency import board_consistency, entry_consistency, published_runs
+from leaderboard.costs import board_figures
 from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, figures
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
 from leaderboard.stats import Interval, rank_with_ties
@@ -28,18 +30,23 @@ from portal.submissions.selectors import (
     inputs_mismatched,
     scan_findings_summary,
 )
+from portal.submissions.usage import usage_rows
 from scoring.models import Dataset, InstanceScore, JudgeCall, ScoringRun, Task
 
 GENERATION_KEY = "leaderboard:generation"
 CACHE_SECONDS = 24 * 3600
-SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "instances", "attempts", "date"}
+SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "cost", "tokens", "instances", "attempts",
+             "date"}
 # What a public row carries, for pages, JSON and CSV alike.
 ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort", "sandbox", *COLUMNS,
-              "intervals", "instances_scored", "task_count", "confirmed_attempts", "published_at", "scored_at")
-# Columns read naturally A→Z / 1→n; every other column starts with the best (highest) first.
-ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox"})
+              "intervals", "cost_per_task", "cost_source", "tokens_per_task", "tokens_source", "instances_scored",
+              "task_count", "confirmed_attempts", "published_at", "scored_at")
+# Columns read naturally A→Z / 1→n, and cost and tokens cheapest first; every other column starts with the best
+# (highest) first.
+ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox", "cost", "tokens"})
 _BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
-               "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at", "provenance")
+               "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at", "provenance",
+               "usage")
 
 
 T = TypeVar("T")
@@ -145,9 +152,11 @@ def board_rows(query: BoardQuery) -> list[dict[str, Any]]:
 def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
     entries = LeaderboardEntry.objects.filter(dataset_id=dataset, is_current=True)
     entries = entries.only(*_BOARD_ONLY, "tasks") if domain else entries.only(*_BOARD_ONLY)
-    entries = entries.annotate(confirmed_attempts=confirmed_attempts("submission__"))
+    entries = entries.annotate(confirmed_attempts=confirmed_attempts("submission__"), published_runs=published_runs())
+    current = list(entries.order_by("id"))
+    repeated = board_consistency(current, domain)
     rows = []
-    for e in entries.order_by("id"):
+    for e in current:
         figs = figures(e.tasks, domain) if domain else {
             **{c: getattr(e, c) for c in COLUMNS}, "intervals": e.intervals,
             "instances_scored": e.instances_scored, "task_count": e.task_count}
@@ -160,6 +169,7 @@ def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
             "instances_scored": figs["instances_scored"], "task_count": figs["task_count"],
             "confirmed_attempts": e.confirmed_attempts,
             "judge_scored": int((e.provenance or {}).get("judge_scored_results") or 0),
+            **board_figures(e.usage, domain), "consistency": repeated.get(e.id),
             "published_at": e.published_at, "scored_at": e.scored_at,
         })
     ranks = rank_with_ties([_interval(r, "mean") for r in rows])
@@ -174,7 +184,7 @@ def _interval(row: dict[str, Any], column: str) -> Interval | None:
 
 
 _SORT_FIELD = {"name": "display_name", "instances": "instances_scored", "attempts": "confirmed_attempts",
-               "date": "published_at"}
+               "date": "published_at", "cost": "cost_per_task", "tokens": "tokens_per_task"}
 
 
 def sort_rows(rows: list[dict[str, Any]], sort: str, descending: bool) -> list[dict[str, Any]]:
@@ -210,7 +220,8 @@ def entry_public_detail(entry: LeaderboardEntry) -> dict[str, Any]:
     return {"entry": entry, "domains": domain_breakdown(entry.tasks), "tasks": tasks,
             "provenance": entry.provenance, "overall": figures(entry.tasks),
             "scan": (entry.provenance or {}).get("scan") or {"state": "not_scanned"}, "categories": CATEGORIES,
-            "moderation": list(moderation_log().filter(submission_id=entry.submission_id))}
+            "moderation": list(moderation_log().filter(submission_id=entry.submission_id)),
+            "usage": usage_rows(entry.usage or {}), "consistency": entry_consistency(entry)}
 
 
 # --- the public moderation log ------------------------------------------------------------------

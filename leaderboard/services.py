@@ -19,6 +19,7 @@ from django.utils import timezone
 from contracts import PROMPT_LEVELS
 from contracts.agent_label import shown_label
 from contracts.sandbox_policy import sandbox_flag
+from leaderboard.costs import public_usage
 from leaderboard.figures import COLUMNS, figures
 from leaderboard.models import (
     IntegrityFlag,
@@ -115,6 +116,8 @@ def entry_snapshot(submission: Submission, scoring: ScoringRun) -> dict[str, Any
         "tasks": tasks,
         "domains": aggregate.get("domains") or {},
         "provenance": provenance_summary(submission, scoring),
+        "usage": public_usage(submission.usage or {}, SubmissionEntry.objects.filter(submission=submission)
+                              .values_list("task_id", "usage")),
         "scored_at": scoring.finished_at or submission.scored_at,
     }
 

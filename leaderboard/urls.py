@@ -6,6 +6,7 @@ urlpatterns = [
     path("", views.board, name="leaderboard"),
     path("export.csv", views.board_csv, name="leaderboard-csv"),
     path("heatmap/", views.heatmap, name="leaderboard-heatmap"),
+    path("cost/", views.cost_score, name="leaderboard-cost"),
     path("entries/<int:entry_id>/", views.entry_detail, name="leaderboard-entry"),
     path("moderation", views.moderation, name="leaderboard-moderation"),
     path("review/", views.run_review_queue, name="review-queue"),

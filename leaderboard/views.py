@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from leaderboard import charts, selectors, services
+from leaderboard import charts, costs, selectors, services
 from leaderboard.exports import rows_csv
 from leaderboard.figures import COLUMNS, LEVELS
 from portal.errors import NotFound, PortalError
@@ -28,7 +28,8 @@ from portal.templatetags.portal_tags import domain_label
 PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
 _COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), *[(c, c.upper() if c != "mean" else "Mean") for c in COLUMNS],
-                  ("instances", "Instances"), ("attempts", "Attempts"), ("date", "Published")]
+                  ("cost", "$ / task"), ("tokens", "Tokens / task"), ("instances", "Instances"),
+                  ("attempts", "Attempts"), ("date", "Published")]
 # The configuration is shown under each run's name (one column, so the board fits a laptop's width);
 # its parts still sort the board from the Run column's header.
 _CONFIGURATION_SORTS = [("agent", "agent"), ("model", "model"), ("effort", "effort"), ("sandbox", "sandbox")]
@@ -60,7 +61,7 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int)
         active = key == query.sort
         flip = ("asc" if query.descending else "desc") if active else selectors.default_direction(key)
         return {"key": key, "title": title, "active": active,
-                "numeric": key in COLUMNS or key in {"rank", "instances", "attempts"},
+                "numeric": key in COLUMNS or key in {"rank", "cost", "tokens", "instances", "attempts"},
                 "arrow": ("▼" if query.descending else "▲") if active else "",
                 "url": "?" + urlencode({**base, "sort": key, "dir": flip})}
 
@@ -79,9 +80,42 @@ def _charts(query: selectors.BoardQuery, rows: list[dict[str, Any]]) -> dict[str
         scope = f" · {domain_label(query.domain)}" if query.domain else ""
         return {"b3": charts.b3_bars(data["b3"], title=f"B3 across agents{scope}"),
                 "profile": charts.level_profile(data["profile"], data["average"], title=f"Scores from B1 to B4{scope}"),
-                "shown_b3": len(data["b3"]), "shown_profile": len(data["profile"])}
+                "shown_b3": len(data["b3"]), "shown_profile": len(data["profile"]),
+                "cost": _cost_chart(query, rows, "mean", limit=BOARD_COST_POINTS)}
 
     return selectors.board_cached("charts", query, draw, per_sort=False)
+
+
+BOARD_COST_POINTS = 30
+COST_VALUES = ("mean", "b3")
+
+
+def _cost_chart(query: selectors.BoardQuery, rows: list[dict[str, Any]], value: str,
+                limit: int | None = None) -> dict[str, Any]:
+    """The cost–score chart and the table beside it: `value` (the mean or B3) against $ per task, the best
+    `limit` placed runs by score (the front is the same: a run outside them cannot beat one inside)."""
+    data = costs.cost_score_data(rows, value)
+    points = data["points"][:limit] if limit else data["points"]
+    label = "Mean" if value == "mean" else value.upper()
+    scope = f" · {domain_label(query.domain)}" if query.domain else ""
+    return {**data, "points": points, "shown": len(points), "placed": len(data["points"]), "label": label,
+            "svg": charts.cost_score(points, value_label=label, title=f"{label} against $ per task{scope}")}
+
+
+def cost_score(request: HttpRequest) -> HttpResponse:
+    """The cost–score chart of a board, its table, and the runs it cannot place; cached like the board."""
+    datasets, domains = selectors.dataset_choices(), selectors.domain_choices()
+    try:
+        query = selectors.board_query_from(request.GET, datasets, lambda: domains)
+    except PortalError as exc:
+        return error_page(request, exc.detail, status=exc.status_code, code=exc.code)
+    value = request.GET.get("value") or "mean"
+    if value not in COST_VALUES:
+        value = "mean"  # an allowlist before the cache key
+    cost = selectors.board_cached("cost", query, lambda: _cost_chart(query, selectors.board_rows(query), value),
+                                  per_sort=False, extra=(value,))
+    return render(request, "leaderboard/cost.html", {"query": query, "datasets": datasets, "domains": domains,
+                                                     "value": value, "values": COST_VALUES, "cost": cost})
 
 
 def heatmap(request: HttpRequest) -> HttpResponse:

@@ -28,7 +28,7 @@ PURE_CORES = (
     "contracts", "cli_client", "scoring.engine", "scoring.sandbox", "scoring.judging",
     "scoring.aggregation", "scoring.runtimes", "leaderboard.stats", "portal.guides.faq",
     "portal.submissions.bundle_verify", "portal.submissions.evidence", "portal.submissions.long_texts",
-    "portal.submissions.scanners",
+    "portal.submissions.usage", "portal.submissions.prices", "portal.submissions.scanners",
 )
 WEB_FRAMEWORKS = frozenset({"django", "rest_framework", "celery", "kombu", "allauth", "drf_spectacular", "storages",
                             "whitenoise", "gunicorn", "dj_database_url"})

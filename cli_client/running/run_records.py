@@ -15,8 +15,9 @@ import os
 import platform
 import re
 import subprocess
+from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -173,12 +174,20 @@ def unscored_placeholder() -> list[dict[str, Any]]:
              "details": {"unscored_submission": True}, "message": UNSCORED_MESSAGE}]
 
 
-def model_call_observability() -> dict[str, Any]:
-    # A shell command exposes no model-call boundaries; the official client records the same.
-    return {"schema_version": 1, "capture_status": "not_supported", "records_file": None,
-            "summary": {"calls_attempted": None, "empty_response_rate": None,
-                        "empty_response_rate_status": "unknown",
-                        "reason": "adapter_does_not_expose_model_call_boundaries"}}
+def model_call_observability(calls: list[dict[str, Any]] | None = None,
+                             records_file: str | None = None) -> dict[str, Any]:
+    """`agent_output.model_call_observability` as the official client writes it: without call records (a shell
+    command exposes no call boundaries, unless its agent leaves a trajectory) `not_supported`; with them,
+    `captured` when every call's outcome is known, else `partial`, and the records' summary."""
+    if not calls:
+        return {"schema_version": 1, "capture_status": "not_supported", "records_file": None,
+                "summary": {"calls_attempted": None, "empty_response_rate": None,
+                            "empty_response_rate_status": "unknown",
+                            "reason": "adapter_does_not_expose_model_call_boundaries"}}
+    summary = summarize_model_calls(calls)
+    return {"schema_version": 1,
+            "capture_status": "captured" if summary["empty_response_rate_status"] == "observed" else "partial",
+            "records_file": records_file, "summary": summary}
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -416,17 +425,166 @@ def file_history(jsonl: str, path_of: Callable[[str], str] = str) -> dict[str, l
     return versions
 
 
+# --- the model calls of a trajectory, and what the agent says they cost ---------------------------------
+
+INLINE_CALL_RECORDS = 5_000
+"""Call records a result.json carries itself (the bundle holds no sidecar file, so the Portal reads them there);
+a longer run keeps them in `<stem>.model_calls.json` only."""
+_INCOMPLETE_FINISH = frozenset({"incomplete", "length", "max_output", "max_output_tokens", "max_tokens"})
+_USAGE_KEYS = {"input_tokens": ("input_tokens", "prompt_tokens", "input"),
+               "output_tokens": ("output_tokens", "completion_tokens", "output"),
+               "cache_read_tokens": ("cache_read_input_tokens", "cache_read_tokens", "cache_read", "cacheRead"),
+               "cache_write_tokens": ("cache_creation_input_tokens", "cache_write_tokens", "cache_write",
+                                      "cacheWrite")}
+
+
+def _token_count(value: Any) -> int | None:
+    if type(value) is bool or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    return int(value) if value >= 0 else None
+
+
+def _usage_counts(usage: Any) -> dict[str, int | None]:
+    usage = usage if isinstance(usage, dict) else {}
+    counts: dict[str, int | None] = {}
+    for field_name, keys in _USAGE_KEYS.items():
+        counts[field_name] = next((n for n in (_token_count(usage.get(k)) for k in keys) if n is not None), None)
+    return counts
+
+
+def _call_record(index: int, message: dict[str, Any], event: dict[str, Any], model: str | None) -> dict[str, Any]:
+    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
+    texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+    state = "nonempty" if any(texts) else "omitted" if any(b.get("type") != "text" for b in blocks) else "empty"
+    finish = message.get("stop_reason") or message.get("stopReason")
+    finish = str(finish) if finish else None
+    counts = _usage_counts(message.get("usage"))
+    known = counts["input_tokens"] is not None and counts["output_tokens"] is not None
+    incomplete = finish is not None and finish.lower() in _INCOMPLETE_FINISH
+    outcome = ("incomplete_response" if incomplete else {"empty": "complete_empty_response",
+               "nonempty": "complete_nonempty_response", "omitted": "complete_tool_only_response"}[state])
+    stamp = event.get("timestamp")
+    return {"schema_version": 1, "call_index": index, "attempted": True, "adapter": ADAPTER_CLASS,
+            "model": str(message.get("model") or model or "") or None, "boundary_kind": "assistant_message",
+            "response_id": str(message["id"]) if message.get("id") else None, "response_received": True,
+            "content_state": state, "outcome": outcome, "finish_reason": finish, **counts,
+            "token_count": counts["input_tokens"] + counts["output_tokens"] if known else None,  # type: ignore[operator]
+            "cost_usd": None, "started_at": str(stamp) if stamp is not None else None,
+            "retry_index": 0, "evidence_status": "complete"}
+
+
+def model_call_records(jsonl: str, model: str | None = None) -> list[dict[str, Any]]:
+    """One record per model call of a Claude-Code-style JSONL trajectory, in the official client's
+    ModelCallRecord fields (schema 1). As in the official parser an assistant event is a completion, with
+    its message's `usage` (Anthropic's cache tokens as `cache_read_tokens` / `cache_write_tokens`) and model
+    (else `model`, the run's). Unlike it, the events of one message (Claude Code writes one per content block,
+    each repeating the message's id and usage) are one call, so no call is counted, or billed, twice. Malformed
+    lines make one gap record (`attempted` null): calls may hide there, so their number is unknown."""
+    messages: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (the message so far, its first event)
+    by_id: dict[str, int] = {}
+    malformed = 0
+    for _, _, event in _events(jsonl):
+        if event is _MALFORMED or not isinstance(event, dict):
+            malformed += 1
+            continue
+        if event.get("type") != "assistant":
+            continue
+        message = event["message"] if isinstance(event.get("message"), dict) else {}
+        message_id = str(message["id"]) if message.get("id") else None
+        if message_id is not None and message_id in by_id:
+            position = by_id[message_id]
+            earlier, first = messages[position]
+            # The later event's usage is the message's latest; its blocks add to the earlier ones.
+            merged = {**earlier, **message, "content": [*_content(earlier), *_content(message)]}
+            messages[position] = (merged, first)
+            continue
+        if message_id is not None:
+            by_id[message_id] = len(messages)
+        messages.append((message, event))
+    calls = [_call_record(index, message, event, model) for index, (message, event) in enumerate(messages, 1)]
+    if malformed:
+        calls.append({"schema_version": 1, "call_index": len(calls) + 1, "attempted": None, "adapter": ADAPTER_CLASS,
+                      "model": model, "boundary_kind": "unobservable", "outcome": "no_observable_boundary",
+                      "content_state": "unknown", "error_type": "parse_error", "parse_error_count": malformed,
+                      "evidence_status": "not_observed",
+                      "evidence_reason": "malformed_jsonl_may_hide_call_boundaries"})
+    return calls
+
+
+def _content(message: dict[str, Any]) -> list[Any]:
+    content = message.get("content")
+    return content if isinstance(content, list) else []
+
+
+def agent_stated_cost(jsonl: str) -> dict[str, Any] | None:
+    """The result's `cost` block (the official client's CostInfo) from the agent's last `result` event, as the
+    official Claude Code adapter reads it: the agent's own totals of input and output tokens, and, where the
+    agent states it (`total_cost_usd`), its cost; null there when it states none (the official client writes 0)."""
+    stated = None
+    for _, _, event in _events(jsonl):
+        if isinstance(event, dict) and event.get("type") == "result" and isinstance(event.get("usage"), dict):
+            stated = event
+    if stated is None:
+        return None
+    counts = _usage_counts(stated["usage"])
+    fresh, out = counts["input_tokens"] or 0, counts["output_tokens"] or 0
+    usd = stated.get("total_cost_usd", stated.get("cost_usd"))
+    usd = float(usd) if isinstance(usd, (int, float)) and type(usd) is not bool and math.isfinite(usd) and usd > 0 \
+        else None
+    return {"input_tokens": fresh, "output_tokens": out, "total_tokens": fresh + out, "estimated_cost_usd": usd}
+
+
+def summarize_model_calls(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The official client's `summarize_model_calls`: counts over the records, never a made-up denominator."""
+    attempted = [r for r in records if r.get("attempted") is True]
+    unobserved = [r for r in records if r.get("attempted") is None]
+    states = Counter(r.get("content_state") for r in attempted)
+    known_states = states["empty"] + states["nonempty"] + states["omitted"]
+    summary: dict[str, Any] = {
+        "call_records_emitted": len(records),
+        "calls_attempted": len(attempted) if not unobserved else None,
+        "calls_attempted_observed": len(attempted),
+        "calls_with_response": sum(1 for r in attempted if r.get("response_received")),
+        "calls_with_nonempty_content": states["nonempty"],
+        "calls_with_empty_content": states["empty"],
+        "calls_with_omitted_content": states["omitted"],
+        "calls_with_known_content_state": known_states,
+        "calls_with_unknown_content_state": len(attempted) - known_states,
+        "calls_with_partial_content": sum(1 for r in attempted if r.get("partial_content")
+                                          or r.get("outcome") == "partial_response"),
+        "calls_with_transport_error": sum(1 for r in attempted if r.get("outcome") in
+                                          ("transport_error", "process_failure", "request_sent_no_response")),
+        "calls_with_timeout": sum(1 for r in attempted if r.get("outcome") == "timeout"),
+        "calls_retried": sum(1 for r in attempted if int(r.get("retry_index") or 0) > 0
+                             or r.get("benchmark_attempt_kind") == "failure_retry"),
+        "calls_without_observable_boundary": len(unobserved),
+    }
+    observed = bool(attempted) and not unobserved and summary["calls_with_unknown_content_state"] == 0
+    summary["empty_response_rate"] = states["empty"] / len(attempted) if observed else None
+    summary["empty_response_rate_status"] = "observed" if observed else "unknown"
+    if not observed:
+        summary["reason"] = ("one_or_more_call_boundaries_were_not_observable" if unobserved else
+                             "no_attempted_calls_were_observed" if not attempted else
+                             "one_or_more_calls_have_unknown_content_state")
+    return summary
+
+
 @dataclass(frozen=True)
 class Trajectory:
     steps: list[dict[str, Any]]
     summary: dict[str, Any] | None  # None for an empty trajectory, as the official client records it
     file_versions: dict[str, list[dict[str, Any]]]
+    calls: list[dict[str, Any]] = field(default_factory=list)  # model_call_records
+    stated_cost: dict[str, Any] | None = None  # agent_stated_cost
 
 
-def trajectory_of(jsonl: str, workspace: Path) -> Trajectory:
-    """Steps, summary and file history of the JSONL an agent left in `workspace`, with the paths inside
-    the workspace relative (the official client keeps them absolute: a host path, and not the name
-    the task declares; relative, a file's history and its `final` version share one key)."""
+def trajectory_of(jsonl: str, workspace: Path, model: str | None = None) -> Trajectory:
+    """Steps, summary, file history, model calls and stated cost of the JSONL an agent left in `workspace`
+    (`model`: the run's, for calls whose event names none), with the paths inside the workspace relative
+    (the official client keeps them absolute: a host path, and not the name the task declares; relative, a
+    file's history and its `final` version share one key)."""
     prefixes = tuple(f"{p}/" for p in {str(workspace), str(workspace.resolve())})
 
     def relative(path: str) -> str:
@@ -434,7 +592,8 @@ def trajectory_of(jsonl: str, workspace: Path) -> Trajectory:
 
     steps = trajectory_steps(jsonl)
     return Trajectory(steps=steps, summary=trajectory_summary(steps, relative) if jsonl.strip() else None,
-                      file_versions=file_history(jsonl, relative))
+                      file_versions=file_history(jsonl, relative), calls=model_call_records(jsonl, model),
+                      stated_cost=agent_stated_cost(jsonl))
 
 
 def final_output_versions(persisted: dict[str, Any] | None,

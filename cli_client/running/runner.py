@@ -408,14 +408,14 @@ class Runner:
         link.symlink_to(workspace)
 
     @staticmethod
-    def trajectory(workspace: Path) -> records.Trajectory | None:
+    def trajectory(workspace: Path, model: str | None = None) -> records.Trajectory | None:
         """What the `_trajectory.jsonl` the agent left says it did (contract §5.8), if it left one; paths
         inside the workspace become the relative names the task declares, in the summary and the file
         history alike. A link or an oversized file is not read: the agent controls the workspace."""
         path = workspace / records.TRAJECTORY_FILE
         if path.is_symlink() or not path.is_file() or path.stat().st_size > AGENT_OUTPUT_CAP:
             return None
-        return records.trajectory_of(path.read_text(encoding="utf-8", errors="replace"), workspace)
+        return records.trajectory_of(path.read_text(encoding="utf-8", errors="replace"), workspace, model)
 
     def write_result(self, item: WorkItem, workspace: Path, run: AgentRun, recorded: list[str]) -> dict[str, Any]:
         task_out = self.out / item.instance.task_id
@@ -461,13 +461,23 @@ class Runner:
         persisted = persist_outputs(workspace, recorded, task_out, item.stem)
         if persisted is not None:
             agent_output["persisted_outputs"] = persisted
-        trajectory = self.trajectory(workspace)
+        model = self.options.agent_config.get("model")
+        trajectory = self.trajectory(workspace, str(model) if model else None)
         if trajectory is not None:
             if trajectory.summary is not None:
                 agent_output["trajectory_summary"] = sanitizer.value(trajectory.summary)
             name = f"{item.stem}.trajectory.json"
             records.write_json_atomic(task_out / name, sanitizer.value(trajectory.steps))
             agent_output["trajectory_file"] = name
+            if trajectory.calls:
+                # As the official client does: the records in a sidecar, their summary in the result. The bundle
+                # carries no sidecar, so the result also holds the records (up to INLINE_CALL_RECORDS) for the Portal.
+                calls = sanitizer.value(trajectory.calls)
+                name = f"{item.stem}.model_calls.json"
+                records.write_json_atomic(task_out / name, calls)
+                agent_output["model_call_observability"] = records.model_call_observability(calls, name)
+                if len(calls) <= records.INLINE_CALL_RECORDS:
+                    agent_output["model_call_records"] = calls
         versions = records.final_output_versions(persisted, trajectory.file_versions if trajectory else {})
         if versions:
             agent_output["file_versions"] = {sanitizer.text(path): v for path, v in versions.items()}
@@ -498,5 +508,7 @@ class Runner:
             "provenance": provenance,
             "agent_output": agent_output,
         }
+        if trajectory is not None and trajectory.stated_cost is not None:
+            result["cost"] = trajectory.stated_cost
         records.write_json_atomic(self.result_path(item), result)
         return result

@@ -47,3 +47,4 @@ def pick(values: list[Any] | dict[str, Any] | None, key: Any) -> Any:
         return values[key]
     except (KeyError, IndexError, TypeError):
         return None
+

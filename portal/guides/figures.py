@@ -20,8 +20,10 @@ from contracts.task_files import (
     MAX_TASK_FILES,
 )
 from portal.submissions.bundle_verify import MAX_ATTEMPT, MAX_COMPONENT_BYTES
+from portal.submissions.prices import price_table
 from portal.submissions.scanners import SCANNER_VERSION
 from portal.submissions.services import bundle_limits
+from portal.submissions.usage import MAX_CALL_RECORDS
 from scoring.engine.safe_yaml import MAX_DEPTH, MAX_NODES
 
 _PLACEHOLDER = re.compile(r"\{\{\s*figure:([a-z0-9_]+)\s*\}\}")
@@ -108,6 +110,10 @@ FIGURES: dict[str, Callable[[], str]] = {
     "yaml_max_nodes": lambda: count(MAX_NODES),
     "task_file_types": lambda: " ".join(f"`{suffix}`" for suffix in sorted(ALLOWED_EXTENSIONS)),
     "board_confidence": lambda: f"{settings.BOARD_INTERVAL_CONFIDENCE:.0%}",
+    "usage_mismatch": lambda: f"{settings.USAGE_MISMATCH_PERCENT} %",
+    "consistency_min_runs": lambda: count(settings.CONSISTENCY_MIN_RUNS),
+    "priced_models": lambda: count(len(price_table().prices)),
+    "max_call_records": lambda: count(MAX_CALL_RECORDS),
     "device_code_ttl": lambda: f"{settings.DEVICE_CODE_TTL_SECONDS // 60} minutes",
     "device_token_days": lambda: f"{settings.DEVICE_LOGIN_TOKEN_DAYS} days",
 }

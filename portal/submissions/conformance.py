@@ -5,8 +5,8 @@ what to look at before publishing: a timeout other than the benchmark's, retries
 sandbox other than the dataset's policy (settings.DATASET_RUN_POLICY: for seed42 the official
 service's Docker-only rule, even where this Portal accepts more), results made by more than one
 client (contracts.client_identity), whole levels without results,
-and tasks that their owner has confirmed many times with only small changes in between, whatever the
-labels (probing the references).
+tasks that their owner has confirmed many times with only small changes in between, whatever the
+labels (probing the references), and a self-reported cost or token count the recorded calls do not bear out.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from contracts.client_identity import client_label, recorded_client
 from portal.submissions.bundle_verify import VerifiedBundle
 from portal.submissions.evidence import BENCHMARK_TIMEOUT_SECONDS
 from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.usage import discrepancy, run_usage
 from scoring.models import Dataset
 
 KINDS = {
@@ -31,6 +32,7 @@ KINDS = {
     "sandbox": "sandbox outside the dataset's policy",
     "missing_levels": "whole levels without results",
     "probing": "many confirmed attempts with small changes",
+    "usage_mismatch": "self-reported cost or tokens differ from the recorded calls",
 }
 
 
@@ -72,6 +74,29 @@ def _probing(bundle: VerifiedBundle, owner: Any, dataset: Dataset) -> dict[str, 
     what = f"{len(changed)} of {len(shared)} shared results changed" + (f" ({_some(changed)})" if changed else "")
     return _flag("probing", f"attempt {count + 1} at these tasks of {dataset.name} by this owner, whatever its "
                  f"labels; against the last confirmed run ({str(last.id)[:8]}), {what}")
+
+
+_STATED = {"cost_usd": ("cost", lambda v: f"${v:,.4f}"), "output_tokens": ("output tokens", lambda v: f"{v:,.0f}")}
+
+
+def _usage_mismatch(bundle: VerifiedBundle) -> dict[str, str] | None:
+    """Flag when what the results state they cost (the `cost` block the agent's log fed) differs from what their
+    recorded calls add up to by more than settings.USAGE_MISMATCH_PERCENT, over the results that carry both."""
+    compared = run_usage([e.usage for e in bundle.entries])["compared"]
+    limit = settings.USAGE_MISMATCH_PERCENT / 100
+    found = []
+    for name, (what, shown) in _STATED.items():
+        off = discrepancy(compared[name])
+        if off is None or off <= limit:
+            continue
+        numbers = compared[name]
+        how = "more than the recorded calls allow" if off == float("inf") else f"{off:.0%} off"
+        found.append(f"self-reported {what} {shown(numbers['self_reported'])} against {shown(numbers['trajectory'])} "
+                     f"from the recorded calls over {numbers['results']} result(s) ({how})")
+    if not found:
+        return None
+    return _flag("usage_mismatch", "; ".join(found) + f"; the board shows the recorded calls' figures "
+                 f"(the limit is {settings.USAGE_MISMATCH_PERCENT} %)")
 
 
 def dataset_run_policy(dataset: Dataset) -> dict[str, list[str]]:
@@ -123,4 +148,7 @@ def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: d
     probe = _probing(bundle, configuration["owner"], dataset)
     if probe:
         flags.append(probe)
+    mismatch = _usage_mismatch(bundle)
+    if mismatch:
+        flags.append(mismatch)
     return flags

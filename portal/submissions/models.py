@@ -52,6 +52,9 @@ class Submission(models.Model):
     # Conformance to the benchmark's run configuration, computed at intake (portal.submissions.conformance):
     # [{"kind", "detail"}]. Shown to maintainers only.
     conformance = models.JSONField(default=list)
+    # What the run cost and took (portal.submissions.usage.run_usage): per figure its total, mean per result,
+    # coverage and source, priced at intake. Public once the run is published.
+    usage = models.JSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
@@ -111,6 +114,9 @@ class SubmissionEntry(models.Model):
     # What the agent did, as its result recorded it (portal.submissions.evidence, capped and cleaned).
     # Only the run's owner and maintainers ever see it.
     evidence = models.JSONField(default=dict)
+    # What this result cost and took (portal.submissions.usage.result_usage): each figure as the recorded calls
+    # and as the result's own statement give it. Shown to the owner and maintainers.
+    usage = models.JSONField(default=dict)
     # How the scanners read this result: the record (trajectory, JSONL, log), how far, where it was cut.
     scan = models.JSONField(default=dict)
 

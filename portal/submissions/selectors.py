@@ -12,6 +12,7 @@ from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.bundle_verify import BundleLimits
 from portal.submissions.models import CONFIGURATION_FIELDS, ScanFinding, Submission
 from portal.submissions.scanners import CATEGORIES, SEVERITIES
+from portal.submissions.usage import result_usage_figures, usage_rows
 from scoring.judge_services import judge_waiting
 from scoring.models import InstanceScore, Task
 from scoring.selectors import scoring_run_latest
@@ -236,13 +237,15 @@ def agent_evidence_summary(submission: Submission) -> dict[str, Any]:
     """What the agent did, per result and totalled for the run and for each level. Callers show it
     only to the run's owner and to maintainers (it is never public)."""
     rows = []
-    for base, level, status, evidence in submission.entries.order_by("base_name").values_list(
-            "base_name", "prompt_level", "result_status", "evidence"):
+    for base, level, status, evidence, usage in submission.entries.order_by("base_name").values_list(
+            "base_name", "prompt_level", "result_status", "evidence", "usage"):
         evidence = evidence or {}
         rows.append({**evidence, "base_name": base, "level": level, "status": evidence.get("status") or status,
                      "trajectory": evidence.get("trajectory"), "elapsed_seconds": evidence.get("elapsed_seconds"),
-                     "file_versions": sorted((evidence.get("file_versions") or {}).items())})
+                     "file_versions": sorted((evidence.get("file_versions") or {}).items()),
+                     "usage": result_usage_figures(usage or {})})
     return {
+        "usage": usage_rows(submission.usage or {}),
         "rows": rows,
         "run": _totals(rows),
         "levels": [(level, _totals([r for r in rows if r["level"] == level])) for level in LEVELS],

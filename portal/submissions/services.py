@@ -46,6 +46,7 @@ from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
 from portal.submissions.scan_tasks import scan_enqueue_on_commit
 from portal.submissions.scoring_tasks import scoring_run_start_task
 from portal.submissions.selectors import bundle_limits, expected_outputs_lookup, run_state
+from portal.submissions.usage import run_usage
 from scoring.models import Dataset, Instance
 from scoring.selectors import instance_input_digest, task_unscorable_reasons
 from scoring.storage_errors import STORAGE_ERRORS
@@ -256,6 +257,7 @@ def _draft_create(
         integrity_ok=bundle.integrity_ok,
         incomplete_instances=incomplete,
         report=report,
+        usage=run_usage([e.usage for e in bundle.entries]),
         expires_at=timezone.now() + timedelta(hours=settings.DRAFT_TTL_HOURS),
         conformance=conformance_flags(bundle, dataset, {"owner": user, "dataset": dataset, **described}),
         **described,
@@ -340,6 +342,7 @@ def _entry(submission: Submission, entry: VerifiedEntry, instance: Instance) -> 
         timed_out_with_outputs=entry.timed_out_with_outputs,
         provenance=entry.provenance,
         evidence=entry.evidence,
+        usage=entry.usage,
     )
 
 

@@ -36,6 +36,7 @@ from scoring.models import Dataset, Instance, Task
 from tests.leaderboard.factories import RunSpec, profile_score, published_in_bulk, scored_runs
 from tests.results_tree import OS_SANDBOX
 from tests.support import OUR_CLI, OUTPUT_DIR, REPO, LiveServer, Persona, browser_login, cli_env
+from tests.usage_bundles import Call, claude_jsonl, not_recorded, official, ours, usage_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -146,20 +147,38 @@ def _proposal(owner: Persona) -> Any:
     return proposal
 
 
+def _usage(k: int) -> Any:
+    """Most runs record their calls, at costs a thousandfold apart; some only state tokens; some record nothing."""
+    if k % 7 == 3:
+        fields = not_recorded()
+    elif k % 7 == 5:
+        fields = official(claude_jsonl([Call()]), "b")
+    else:
+        fields = ours(claude_jsonl([Call(input=40 * 4 ** (k % 6), output=25 * 3 ** (k % 5))] * (1 + k % 4),
+                                   stated_usd=0.3), "b")
+    usage = usage_for(fields, seconds=60.0 + k)
+    return lambda task, level: usage
+
+
 def build_site(submitter: Persona, other_user: Persona, maintainer: Persona, tmp_path: Path) -> Site:
     instances = _catalog()
     seed42 = instances["seed42"]
     owners = [submitter.user, other_user.user, maintainer.user]
     specs = [RunSpec(owner=owners[k % 3], instances=seed42, agent=AGENTS[k % len(AGENTS)],
                      model=MODELS[k % len(MODELS)], effort=("high", "medium", "low")[k // len(MODELS) % 3],
-                     score=lambda t, lv, k=k: profile_score(k, t, lv))
+                     score=lambda t, lv, k=k: profile_score(k, t, lv), usage=_usage(k))
              for k in range(36)]
+    # Two earlier runs of the first configuration: its entry page compares three.
+    repeats = scored_runs([RunSpec(**{**specs[0].__dict__, "score": lambda t, lv, k=k: profile_score(k, t, lv)})
+                           for k in (40, 41)])
     runs = scored_runs(specs)
     published, queued = runs[:30], runs[30:]
 
     def display_name(run: Submission) -> str:
         return f"{run.agent} · {run.model} · {run.effort} effort · {run.owner.display_name}"[:120]
 
+    for repeat in repeats:
+        review.run_review_publish(submission_id=repeat.id, actor=maintainer.user, display_name=display_name(repeat))
     review.run_review_publish(submission_id=published[0].id, actor=maintainer.user,
                               display_name=display_name(published[0]),
                               public_reason="Published after review: complete, no flags, " + "reviewed " * 20)
@@ -185,6 +204,7 @@ def build_site(submitter: Persona, other_user: Persona, maintainer: Persona, tmp
         ("home", "/"), ("catalog", "/tasks/"), ("task", f"/tasks/{task}/"), ("dataset", "/datasets/seed42/"),
         ("leaderboard", "/leaderboard/"), ("leaderboard-domain", "/leaderboard/?domain=electrical_engineering"),
         ("heatmap", "/leaderboard/heatmap/"), ("entry", f"/leaderboard/entries/{entry.id}/"),
+        ("cost", "/leaderboard/cost/"), ("cost-b3", "/leaderboard/cost/?value=b3"),
         ("moderation", "/leaderboard/moderation"), ("guides", "/guides/"),
         *[(f"guide-{guide.slug}", guide.url) for guide in guide_list()],
         ("status", "/status"), ("login", "/accounts/login/"), ("signup", "/accounts/signup/"),
@@ -258,6 +278,12 @@ def visit(server: LiveServer, page: Any, width: int, name: str, path: str) -> li
     if scroll_width > width:
         problems.append(f"{width}px {name} ({path}) is {scroll_width}px wide: "
                         + ", ".join(page.evaluate(WIDE_ELEMENTS, width)))
+    if name.startswith("leaderboard") and width >= 1280:
+        # The board's table fits a laptop's window whole, its cost and tokens columns included: nothing to scroll.
+        overflow = page.evaluate("() => { const box = document.querySelector('table.board').parentElement;"
+                                 " return box.scrollWidth - box.clientWidth; }")
+        if overflow > 0:
+            problems.append(f"{width}px {name}: the board's table is {overflow}px wider than its box")
     texts = page.evaluate(CHART_TEXTS)
     for text in texts:
         if text["px"] < MIN_CHART_TEXT_PX:

@@ -59,6 +59,8 @@ class RunSpec:
                                                                 "sandbox": OS_SANDBOX})
     timed_out_with_outputs: set[str] = field(default_factory=set)  # base names
     task_revision: int | None = None  # what the scores record; default: the instance's
+    # Each result's usage (portal.submissions.usage.result_usage) by (task, level); None: the run recorded none.
+    usage: Callable[[str, str], dict[str, Any]] | None = None
 
 
 def _outputs(submission_id: Any, base: str) -> list[dict[str, Any]]:
@@ -72,12 +74,16 @@ def scored_runs(specs: Sequence[RunSpec], *, with_results: bool = True) -> list[
     `with_results=False` keeps only the submission and its scoring aggregate: enough for the
     public board, which never reads per-result rows, and much faster for hundreds of runs.
     """
+    from portal.submissions.usage import run_usage
+
     now = timezone.now()
     submissions = [Submission(owner=s.owner, dataset_id=s.instances[0].dataset_id, status=Submission.Status.SCORED,
                               archive=f"submissions/{uuid.uuid4()}.tar.gz", archive_sha256=uuid.uuid4().hex * 2,
                               archive_bytes=1000, framework_version="0.2.0", agent=s.agent, model=s.model,
                               effort=s.effort, sandbox=s.sandbox, scored_at=now, confirmed_at=now,
-                              report={"tasks_covered": len(s.instances), "tasks_in_dataset": len(s.instances)})
+                              report={"tasks_covered": len(s.instances), "tasks_in_dataset": len(s.instances)},
+                              usage=run_usage([s.usage(i.task_id, level) for i in s.instances for level in LEVELS])
+                              if s.usage else {})
                    for s in specs]
     Submission.objects.bulk_create(submissions)
     entries: list[SubmissionEntry] = []
@@ -89,7 +95,8 @@ def scored_runs(specs: Sequence[RunSpec], *, with_results: bool = True) -> list[
                     submission=sub, base_name=base, instance=inst, task_id=inst.task_id, prompt_level=level,
                     result_status="completed",
                     outputs=spec.outputs(base, level) if spec.outputs else _outputs(sub.id, base),
-                    timed_out_with_outputs=base in spec.timed_out_with_outputs, provenance=spec.provenance))
+                    timed_out_with_outputs=base in spec.timed_out_with_outputs, provenance=spec.provenance,
+                    usage=spec.usage(inst.task_id, level) if spec.usage else {}))
     if with_results:
         SubmissionEntry.objects.bulk_create(entries, batch_size=2000)
     by_sub: dict[Any, list[SubmissionEntry]] = {}

@@ -272,7 +272,7 @@ class InstanceChecks:
             base_name=base, instance_id=instance_id, task_id=task_id, prompt_level=item["prompt_level"],
             attempt=attempt, status=status, agent_name=str(item.get("agent_name") or ""), provenance=provenance,
             outputs=outputs, missing_outputs=missing, timed_out_with_outputs=status == "timeout" and bool(outputs),
-            evidence=result["evidence"], scan=result.get("scan"),
+            evidence=result["evidence"], usage=result["usage"], scan=result.get("scan"),
         )
 
     def _check_one_result_per_identity(self, base: str, identity: tuple[str, str, int]) -> None:

@@ -20,7 +20,9 @@ from portal.submissions.bundle_verify.tar_headers import BLOCK, LINK_TYPES, REGU
 from portal.submissions.bundle_verify.types import BundleLimits, BundleRejected, MiB, ResultMaterial, ResultScanner
 from portal.submissions.evidence import EvidenceLimits, agent_evidence
 from portal.submissions.long_texts import LongTextTrimmer, StructureTooLarge
+from portal.submissions.prices import price_table
 from portal.submissions.scanners.model import OutputSample
+from portal.submissions.usage import result_usage
 
 
 @dataclass
@@ -239,7 +241,8 @@ def _small_result_fields(rel: str, raw: bytes, limits: BundleLimits, cuts: dict[
     if log_chars is not None:  # only its end was read (_OversizedResult): the length is the JSON text's
         evidence.update(log_chars=max(log_chars, evidence["log_chars"]), log_chars_estimated=True)
     fields.update(prompt_level=data.get("prompt_level", ""), attempt=data.get("attempt", 1),
-                  status=data.get("status", ""), persisted=persisted, evidence=evidence)
+                  status=data.get("status", ""), persisted=persisted, evidence=evidence,
+                  usage=result_usage(data, price_table()))
     if scan is not None:  # while the whole result is parsed: nothing of it is kept for later
         fields["scan"] = scan(data, log_chars)
     return fields

@@ -89,6 +89,7 @@ class VerifiedEntry:
     missing_outputs: list[str]
     timed_out_with_outputs: bool
     evidence: dict[str, Any] = field(default_factory=dict)  # portal.submissions.evidence, capped
+    usage: dict[str, Any] = field(default_factory=dict)  # portal.submissions.usage.result_usage
     scan: Any = None  # what `scan_result` answered for this result, when the verification was given one
 
 
