@@ -4,6 +4,7 @@ integration) are reported, and nothing that names a person or carries a secret g
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 import uuid
@@ -52,8 +53,10 @@ def test_error_reporting_is_off_by_default(tmp_path):
 
 def test_a_failing_request_is_reported_without_personal_data(sentry):
     done = subprocess.run([sys.executable, "tests/deploy/sentry_django_request.py", *REQUEST], cwd=REPO,
-                          env=subprocess_env({**database_env(), "SENTRY_DSN": sentry.dsn,
-                                              "SENTRY_ENVIRONMENT": "test-env"}),
+                          # DEBUG off, as in production: with it on, the Portal answers only loopback clients.
+                          env=subprocess_env({**database_env(), "SENTRY_DSN": sentry.dsn, "DEBUG": "0",
+                                              "SECRET_KEY": secrets.token_urlsafe(48),
+                                              "SECURE_SSL_REDIRECT": "0", "SENTRY_ENVIRONMENT": "test-env"}),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     ((event, raw),) = sentry.wait_for_events(1)
