@@ -82,8 +82,8 @@ def _print_summary(summary: BundleSummary, archive: Path | None, kept: bool) -> 
     if summary.run_metadata_included:
         click.echo("  run_metadata.json: included")
     if archive is not None:
-        shown = f"{archive} " if kept else ""
-        click.echo(f"  archive:   {shown}({_format_size(archive.stat().st_size)})")
+        size = _format_size(archive.stat().st_size)
+        click.echo(f"  archive:   {archive} ({size})" if kept else f"  archive:   {size}, in the temporary directory")
     flagged = summary.entries_missing_outputs
     if flagged:
         click.secho(
