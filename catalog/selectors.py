@@ -16,10 +16,9 @@ from django.core.cache import cache
 from django.db.models import Count, QuerySet
 
 from contracts import PROMPT_LEVELS
-from contracts import difficulty as policy
 from contracts.archives import pack_files
 from portal.errors import NotFound, ValidationFailed
-from proposals.models import Proposal, ReviewEvent
+from proposals.selectors import proposal_published_difficulty
 from scoring import instance_files
 from scoring.models import Dataset, Instance, Task
 
@@ -133,35 +132,6 @@ def task_datasets(task: Task) -> list[str]:
 
 
 
-def _from_proposal(task: Task) -> dict[str, Any] | None:
-    """The B1–B4 results recorded in the accepted revision of the proposal that published this task."""
-    proposal = Proposal.objects.filter(task_id=task.id, status=Proposal.Status.PUBLISHED).order_by(
-        "-updated_at").first()
-    if proposal is None:
-        return None
-    accepted = proposal.events.filter(kind=ReviewEvent.Kind.ACCEPTED, revision__isnull=False).select_related(
-        "revision").order_by("-created_at").first()
-    if accepted is None:
-        return None
-    revision = accepted.revision
-    assert revision is not None  # filtered on revision__isnull=False
-    fields = revision.fields
-    scores = {level: {"mean": fields.get(f"score_{level}")} for level in policy.PROMPT_LEVELS}
-    record = {"evaluations": [{
-        "date": accepted.created_at.date().isoformat(),
-        "verdict": "fail" if policy.gate_problems({lv: s["mean"] for lv, s in scores.items()}) else "pass",
-        "threshold": policy.DIFFICULTY_THRESHOLD,
-        "sandbox": fields.get("test_sandbox"),
-        # Which agent, model and provider the author used is their private evidence: scores only.
-        "results": [{"scores": scores}],
-    }]}
-    summary = policy.public_summary(record)
-    if summary is None:
-        return None
-    return {**summary, "source": f"the author's local test, accepted with revision {revision.number}",
-            "task_version": task.version}
-
-
 def task_difficulty(task: Task) -> dict[str, Any] | None:
     """The latest difficulty evaluation of a catalog task, public fields only; None if none is recorded.
 
@@ -172,7 +142,7 @@ def task_difficulty(task: Task) -> dict[str, Any] | None:
     else of the check stay out (see policy.public_summary).
     """
     # task.difficulty: the difficulty-check record read at catalog load (scoring.catalog.difficulty_record_summary).
-    return _from_proposal(task) or task.difficulty or None
+    return proposal_published_difficulty(task.id, task.version) or task.difficulty or None
 
 
 # --- the public task definitions, one download for `asibench run --tasks-dir` ------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from contracts import PROMPT_LEVELS
+from contracts import difficulty as difficulty_policy
 from contracts.difficulty import GATED_LEVELS, gate_problems, too_easy_problems
 from contracts.task_files import MULTI_TURN_AGENTS, PORTAL_TASK_ID_RE, score_problem
 from portal.accounts.models import User
@@ -182,3 +183,33 @@ def task_id_taken_problem(*, task_id: str, owner_id: uuid.UUID) -> str | None:
         return None
     return (f"The task id {task_id} is already published by another author, and a published task id stays "
             "with its author: choose another task id.")
+
+
+def proposal_published_difficulty(task_id: str, task_version: str) -> dict[str, Any] | None:
+    """The public difficulty summary of the B1–B4 results recorded in the accepted revision of the proposal
+    that published task `task_id` (None when no proposal published it), for the catalog's task page."""
+    proposal = Proposal.objects.filter(task_id=task_id, status=Proposal.Status.PUBLISHED).order_by(
+        "-updated_at").first()
+    if proposal is None:
+        return None
+    accepted = proposal.events.filter(kind=ReviewEvent.Kind.ACCEPTED, revision__isnull=False).select_related(
+        "revision").order_by("-created_at").first()
+    if accepted is None:
+        return None
+    revision = accepted.revision
+    assert revision is not None  # filtered on revision__isnull=False
+    fields = revision.fields
+    scores = {level: {"mean": fields.get(f"score_{level}")} for level in difficulty_policy.PROMPT_LEVELS}
+    record = {"evaluations": [{
+        "date": accepted.created_at.date().isoformat(),
+        "verdict": "fail" if difficulty_policy.gate_problems({lv: s["mean"] for lv, s in scores.items()}) else "pass",
+        "threshold": difficulty_policy.DIFFICULTY_THRESHOLD,
+        "sandbox": fields.get("test_sandbox"),
+        # Which agent, model and provider the author used is their private evidence: scores only.
+        "results": [{"scores": scores}],
+    }]}
+    summary = difficulty_policy.public_summary(record)
+    if summary is None:
+        return None
+    return {**summary, "source": f"the author's local test, accepted with revision {revision.number}",
+            "task_version": task_version}

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGES = ("config", "portal", "catalog", "scoring", "leaderboard", "proposals", "cli_client", "contracts")
@@ -188,6 +190,50 @@ def strongly_connected(nodes: set[str], edges: set[tuple[str, str]]) -> list[lis
         if node not in index:
             connect(node)
     return sorted(result)
+
+
+# The code map's "may import" column (docs/architecture.md, table "Packages") is the rule: each row names a
+# room (a package or a sub-package), and the backticked names in its last column are what the room's modules
+# may import from other rooms (a module or a package prefix; `*`: anything). A module belongs to the room of
+# the longest row that contains it.
+MAP_DOC = Path("docs") / "architecture.md"
+_MAP_HEADER = "| package | what it holds | may import"
+
+
+def map_allowed_imports(doc_text: str) -> dict[str, tuple[str, ...]]:
+    """{room: allowed module prefixes} read from the map's Packages table."""
+    lines = doc_text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(_MAP_HEADER))
+    allowed: dict[str, tuple[str, ...]] = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        room = cells[0].strip("`").strip("/").replace("/", ".")
+        allowed[room] = tuple(re.findall(r"`([A-Za-z_][\w.]*|\*)`", cells[-1]))
+    return allowed
+
+
+def room_of(module: str, rooms: Iterable[str]) -> str | None:
+    matches = [room for room in rooms if module == room or module.startswith(room + ".")]
+    return max(matches, key=len) if matches else None
+
+
+def edges_the_map_forbids(edges: Iterable[tuple[str, str]],
+                          allowed: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
+    """Every edge from one room into another that the importing room's row does not allow, and every edge
+    from a module that no row places."""
+    bad = []
+    for source, target in sorted(edges):
+        source_room, target_room = room_of(source, allowed), room_of(target, allowed)
+        if source_room is None:
+            bad.append((source, target))
+            continue
+        if source_room == target_room or "*" in allowed[source_room]:
+            continue
+        if not any(target == prefix or target.startswith(prefix + ".") for prefix in allowed[source_room]):
+            bad.append((source, target))
+    return bad
 
 
 def package_of(module: str) -> str:

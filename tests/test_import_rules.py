@@ -1,4 +1,5 @@
-"""The layering rules of docs/architecture.md, checked on the source (scripts/import_graph.py)."""
+"""The layering rules of docs/architecture.md, checked on the source (scripts/import_graph.py), the map's
+"may import" column included."""
 
 import ast
 import importlib.util
@@ -68,6 +69,27 @@ def _assignments(name: str) -> list[str]:
 @pytest.mark.parametrize("name", ["PROMPT_LEVELS", "GATED_LEVELS", "AGENT_SANDBOXES", "DIFFICULTY_THRESHOLD"])
 def test_each_shared_definition_has_one_home(name):
     assert len(_assignments(name)) == 1, _assignments(name)
+
+
+MAP = graph.map_allowed_imports((REPO / graph.MAP_DOC).read_text(encoding="utf-8"))
+
+
+def test_the_map_places_every_package():
+    assert set(graph.PACKAGES) <= set(MAP), sorted(set(graph.PACKAGES) - set(MAP))
+    assert MAP["contracts"] == () and MAP["config"] == ("*",)
+
+
+def test_every_import_between_rooms_is_one_the_map_allows():
+    assert graph.edges_the_map_forbids(RUNTIME_EDGES, MAP) == []
+
+
+def test_the_map_check_sees_an_edge_it_does_not_allow():
+    # A catalog module importing the client, and the engine importing Django's side of scoring: both refused;
+    # an allowed edge and an edge inside one room pass.
+    wrong = {("catalog.selectors", "cli_client.main"), ("scoring.engine.cli", "scoring.models")}
+    fine = {("catalog.selectors", "scoring.selectors"), ("scoring.engine.cli", "scoring.engine.taskdef"),
+            ("portal.submissions.scanners.readers", "portal.submissions.evidence")}
+    assert graph.edges_the_map_forbids(wrong | fine, MAP) == sorted(wrong)
 
 
 def test_the_checks_see_a_violation(tmp_path):
