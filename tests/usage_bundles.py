@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_client.running import run_records as records
+from cli_client.running.trajectory import trajectory_of
 
 MODEL = "claude-sonnet-4-5-20250929"
 
@@ -62,7 +63,7 @@ def claude_jsonl(calls: list[Call], *, stated_usd: float | None = None, stated_s
 
 def ours(jsonl: str, base: str) -> dict[str, Any]:
     """What our runner adds to a result for this trajectory (runner.write_result)."""
-    trajectory = records.trajectory_of(jsonl, Path("/nonexistent-workspace"), MODEL)
+    trajectory = trajectory_of(jsonl, Path("/nonexistent-workspace"), MODEL)
     fields: dict[str, Any] = {"agent_output": {
         "trajectory_summary": trajectory.summary,
         "model_call_observability": records.model_call_observability(trajectory.calls, f"{base}.model_calls.json"),
@@ -74,7 +75,7 @@ def ours(jsonl: str, base: str) -> dict[str, Any]:
 
 def official(jsonl: str, base: str) -> dict[str, Any]:
     """What the official client's orchestrator adds for its Claude Code adapter: no inline records."""
-    trajectory = records.trajectory_of(jsonl, Path("/nonexistent-workspace"), MODEL)
+    trajectory = trajectory_of(jsonl, Path("/nonexistent-workspace"), MODEL)
     stated = trajectory.stated_cost
     fields: dict[str, Any] = {"agent_output": {
         "trajectory_summary": trajectory.summary,

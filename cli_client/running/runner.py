@@ -30,6 +30,14 @@ from cli_client.running.agent_exec import (
     run_os,
     run_unsandboxed,
 )
+from cli_client.running.trajectory import (
+    INLINE_CALL_RECORDS,
+    TRAJECTORY_FILE,
+    Trajectory,
+    final_output_versions,
+    log_tail,
+    trajectory_of,
+)
 from contracts import PROMPT_LEVELS
 from contracts.client_identity import KEY as CLIENT_KEY
 from contracts.client_identity import client_provenance
@@ -408,14 +416,14 @@ class Runner:
         link.symlink_to(workspace)
 
     @staticmethod
-    def trajectory(workspace: Path, model: str | None = None) -> records.Trajectory | None:
+    def trajectory(workspace: Path, model: str | None = None) -> Trajectory | None:
         """What the `_trajectory.jsonl` the agent left says it did (contract §5.8), if it left one; paths
         inside the workspace become the relative names the task declares, in the summary and the file
         history alike. A link or an oversized file is not read: the agent controls the workspace."""
-        path = workspace / records.TRAJECTORY_FILE
+        path = workspace / TRAJECTORY_FILE
         if path.is_symlink() or not path.is_file() or path.stat().st_size > AGENT_OUTPUT_CAP:
             return None
-        return records.trajectory_of(path.read_text(encoding="utf-8", errors="replace"), workspace, model)
+        return trajectory_of(path.read_text(encoding="utf-8", errors="replace"), workspace, model)
 
     def write_result(self, item: WorkItem, workspace: Path, run: AgentRun, recorded: list[str]) -> dict[str, Any]:
         task_out = self.out / item.instance.task_id
@@ -423,18 +431,8 @@ class Runner:
         sanitizer = self.sanitizer.for_workspace(workspace)
         stdout = run.stdout.decode("utf-8", errors="replace")
         stderr = run.stderr.decode("utf-8", errors="replace")
-        if run.timed_out:
-            status = "timeout"
-            error = (f"{records.ADAPTER_CLASS} timed out after {self.timeout}s "
-                     "(process tree force-killed via SIGKILL)")
-        elif run.error is not None:
-            status, error = "failed", run.error
-        elif run.returncode == 0:
-            status, error = "completed", None
-        else:
-            status = "failed"
-            error = f"{records.ADAPTER_CLASS} exited with code {run.returncode}"
-        log = records.produced_log(records.log_tail(stdout), records.log_tail(stderr), run.returncode)
+        status, error = self._outcome(run)
+        log = records.produced_log(log_tail(stdout), log_tail(stderr), run.returncode)
         if run.timed_out or run.error:
             log = f"{error}\n\n{log}" if log else str(error)
         code_files, data_files = records.split_outputs(recorded)
@@ -461,33 +459,11 @@ class Runner:
         persisted = persist_outputs(workspace, recorded, task_out, item.stem)
         if persisted is not None:
             agent_output["persisted_outputs"] = persisted
-        model = self.options.agent_config.get("model")
-        trajectory = self.trajectory(workspace, str(model) if model else None)
-        if trajectory is not None:
-            if trajectory.summary is not None:
-                agent_output["trajectory_summary"] = sanitizer.value(trajectory.summary)
-            name = f"{item.stem}.trajectory.json"
-            records.write_json_atomic(task_out / name, sanitizer.value(trajectory.steps))
-            agent_output["trajectory_file"] = name
-            if trajectory.calls:
-                # As the official client does: the records in a sidecar, their summary in the result. The bundle
-                # carries no sidecar, so the result also holds the records (up to INLINE_CALL_RECORDS) for the Portal.
-                calls = sanitizer.value(trajectory.calls)
-                name = f"{item.stem}.model_calls.json"
-                records.write_json_atomic(task_out / name, calls)
-                agent_output["model_call_observability"] = records.model_call_observability(calls, name)
-                if len(calls) <= records.INLINE_CALL_RECORDS:
-                    agent_output["model_call_records"] = calls
-        versions = records.final_output_versions(persisted, trajectory.file_versions if trajectory else {})
+        trajectory = self._record_trajectory(item, workspace, task_out, sanitizer, agent_output)
+        versions = final_output_versions(persisted, trajectory.file_versions if trajectory else {})
         if versions:
             agent_output["file_versions"] = {sanitizer.text(path): v for path, v in versions.items()}
 
-        provenance: dict[str, Any] = {"agent": self.agent_provenance, "sandbox": self.sandbox_provenance,
-                                      CLIENT_KEY: client_provenance(CLIENT_NAME, CLIENT_VERSION)}
-        # Ties these outputs to the inputs they were made from; the Portal compares it with its own.
-        provenance["inputs"] = {"scheme": INPUT_DIGEST_SCHEME, "digest": item.instance.input_digest}
-        if item.instance.task is not None:
-            provenance["runtime"] = records.runtime_provenance(item.instance.task, self.image_identity)
         result = {
             "result_schema_version": records.RESULT_SCHEMA_VERSION,
             "instance_id": item.instance.instance_id,
@@ -505,10 +481,54 @@ class Runner:
             "max_possible_score": 100.0,
             "execution_time_seconds": float(run.seconds),
             "status": status,
-            "provenance": provenance,
+            "provenance": self._provenance(item),
             "agent_output": agent_output,
         }
         if trajectory is not None and trajectory.stated_cost is not None:
             result["cost"] = trajectory.stated_cost
         records.write_json_atomic(self.result_path(item), result)
         return result
+
+    def _outcome(self, run: AgentRun) -> tuple[str, str | None]:
+        """The result's status and error message, as the official client words them."""
+        if run.timed_out:
+            return "timeout", (f"{records.ADAPTER_CLASS} timed out after {self.timeout}s "
+                               "(process tree force-killed via SIGKILL)")
+        if run.error is not None:
+            return "failed", run.error
+        if run.returncode == 0:
+            return "completed", None
+        return "failed", f"{records.ADAPTER_CLASS} exited with code {run.returncode}"
+
+    def _record_trajectory(self, item: WorkItem, workspace: Path, task_out: Path, sanitizer: records.Sanitizer,
+                           agent_output: dict[str, Any]) -> Trajectory | None:
+        """The agent's trajectory, when it left one: its steps and model-call records written beside the result,
+        their summaries into `agent_output`."""
+        model = self.options.agent_config.get("model")
+        trajectory = self.trajectory(workspace, str(model) if model else None)
+        if trajectory is None:
+            return None
+        if trajectory.summary is not None:
+            agent_output["trajectory_summary"] = sanitizer.value(trajectory.summary)
+        name = f"{item.stem}.trajectory.json"
+        records.write_json_atomic(task_out / name, sanitizer.value(trajectory.steps))
+        agent_output["trajectory_file"] = name
+        if trajectory.calls:
+            # As the official client does: the records in a sidecar, their summary in the result. The bundle
+            # carries no sidecar, so the result also holds the records (up to INLINE_CALL_RECORDS) for the Portal.
+            calls = sanitizer.value(trajectory.calls)
+            name = f"{item.stem}.model_calls.json"
+            records.write_json_atomic(task_out / name, calls)
+            agent_output["model_call_observability"] = records.model_call_observability(calls, name)
+            if len(calls) <= INLINE_CALL_RECORDS:
+                agent_output["model_call_records"] = calls
+        return trajectory
+
+    def _provenance(self, item: WorkItem) -> dict[str, Any]:
+        provenance: dict[str, Any] = {"agent": self.agent_provenance, "sandbox": self.sandbox_provenance,
+                                      CLIENT_KEY: client_provenance(CLIENT_NAME, CLIENT_VERSION)}
+        # Ties these outputs to the inputs they were made from; the Portal compares it with its own.
+        provenance["inputs"] = {"scheme": INPUT_DIGEST_SCHEME, "digest": item.instance.input_digest}
+        if item.instance.task is not None:
+            provenance["runtime"] = records.runtime_provenance(item.instance.task, self.image_identity)
+        return provenance

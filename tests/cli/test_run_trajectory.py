@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_client.running.run_records import LOG_TAIL_CHARS
+from cli_client.running.trajectory import LOG_TAIL_CHARS
 from tests.cli.agent_runs import cli, synthetic_instance
 from tests.support import cli_env
 

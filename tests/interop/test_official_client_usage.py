@@ -119,7 +119,7 @@ print(json.dumps({"records": records, "summary": summarize_model_calls(records)}
 @pytest.mark.parametrize("malformed", [False, True])
 def test_our_records_of_an_agent_log_are_the_official_parsers_with_cache_tokens_read(
         official_client, tmp_path, malformed):
-    from cli_client.running import run_records
+    from cli_client.running import trajectory
 
     jsonl = claude_jsonl(CALLS, stated_usd=0.5)
     if malformed:
@@ -129,8 +129,8 @@ def test_our_records_of_an_agent_log_are_the_official_parsers_with_cache_tokens_
     done = subprocess.run([str(official_client.parent / "python"), "-c", OFFICIAL_PARSE, str(source)],
                           capture_output=True, text=True, check=True)
     official = json.loads(done.stdout)
-    ours = run_records.model_call_records(jsonl, "claude-sonnet-4-5")
-    assert run_records.summarize_model_calls(ours) == official["summary"]
+    ours = trajectory.model_call_records(jsonl, "claude-sonnet-4-5")
+    assert trajectory.summarize_model_calls(ours) == official["summary"]
     for mine, theirs in zip(ours, official["records"], strict=True):
         for field in ("call_index", "attempted", "content_state", "outcome", "finish_reason", "input_tokens",
                       "output_tokens", "token_count", "cost_usd", "response_id", "evidence_status", "error_type"):
