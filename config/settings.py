@@ -21,7 +21,7 @@ from config.object_storage import s3_client_config
 from contracts.sandbox_policy import POLICIES, default_modes
 from portal.loopback import is_loopback_host
 from scoring.judging.endpoint import JudgeConfigurationError, JudgeEndpoint
-from scoring.sandbox.limits import AGENT_JUDGE_MAX_TIMEOUT
+from scoring.judging.settings import AGENT_JUDGE_SERVER_PATH, agent_judge_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 TASKS_DIR = Path(os.environ.get("ASIBENCH_TASKS_DIR", BASE_DIR / "tasks"))
@@ -650,16 +650,15 @@ except ValueError as exc:
     raise ImproperlyConfigured(f"ASIBENCH_JUDGE_PRICES must be a JSON object: {exc}") from None
 if not isinstance(JUDGE_PRICES, dict):
     raise ImproperlyConfigured("ASIBENCH_JUDGE_PRICES must be a JSON object of model: [input, output]")
-# agent_judge drives the codex / claude CLI (found on AGENT_JUDGE_PATH) in a bubblewrap sandbox whose
-# only way out is a proxy to its own endpoint, with only its own key (README, "Model judges").
-AGENT_JUDGE_PATH = env_str("ASIBENCH_AGENT_JUDGE_PATH") or "/usr/local/bin:/usr/bin:/bin"
-AGENT_JUDGE_CODEX_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CODEX_BASE_URL", "https://api.openai.com/v1")
-AGENT_JUDGE_CODEX_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CODEX_KEY_ENV", "OPENAI_API_KEY")
-AGENT_JUDGE_CLAUDE_BASE_URL = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_BASE_URL", "https://api.anthropic.com")
-AGENT_JUDGE_CLAUDE_KEY_ENV = env_str("ASIBENCH_AGENT_JUDGE_CLAUDE_KEY_ENV", "ANTHROPIC_API_KEY")
-# The most seconds an agent judge may run, whatever its task's `timeout` says (task YAML never raises a
-# limit); catalog load and pre-submit say when a task asks for more.
-AGENT_JUDGE_MAX_TIMEOUT_SECONDS = env_int("ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT", AGENT_JUDGE_MAX_TIMEOUT, minimum=60)
+# agent_judge drives the codex / claude CLI (found on ASIBENCH_AGENT_JUDGE_PATH) in a bubblewrap sandbox
+# whose only way out is a proxy to its own endpoint, with only its own key (docs/judges.md). The settings
+# (each CLI's endpoint and key variable, ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT: the most seconds a judge may run,
+# whatever its task says) are read by scoring/judging/settings.py, as local scoring reads them.
+try:
+    AGENT_JUDGE = agent_judge_settings(os.environ, default_search_path=AGENT_JUDGE_SERVER_PATH)
+except JudgeConfigurationError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+AGENT_JUDGE_MAX_TIMEOUT_SECONDS = AGENT_JUDGE.max_timeout
 # The review page of a proposal (proposals.diffs, proposals.rendering). Revision diffs are computed once
 # per revision pair and kept; a changed file larger than PROPOSAL_DIFF_MAX_FILE_BYTES is not diffed (the
 # page offers both versions to download), a diff longer than PROPOSAL_DIFF_MAX_SHOWN_BYTES is not shown,

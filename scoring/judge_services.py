@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -31,15 +31,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from scoring import metrics
-from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES
-from scoring.judging.agent import agent_cli, run_agent_judge
-from scoring.judging.client import JudgeClient, JudgeReply, JudgeUnavailable, SdkJudgeClient
+from scoring.judging.agent import agent_judge_reply
+from scoring.judging.client import JudgeClient, JudgeReply, JudgeUnavailable, SdkJudgeClient, output_image_reader
 from scoring.judging.endpoint import JudgeEndpoint
 from scoring.judging.redaction import Redactor, judge_redactor
 from scoring.judging.verdicts import sandbox_reply
 from scoring.models import JudgeCall, JudgeTokenLedger, ScoringRun
 from scoring.sandbox import get_backend
-from scoring.sandbox.outputs import UnsafeOutput, read_output_file
+from scoring.sandbox.limits import AGENT_JUDGE_MIN_MEMORY_BYTES
 
 logger = logging.getLogger(__name__)
 IMAGE_TOKENS = 1_500  # what one image is counted as before the reply says what it cost
@@ -305,27 +304,11 @@ def _unanswered(call: JudgeCall, reason: str, *, final: bool, now: datetime) -> 
 
 
 # ---------------------------------------------------------------- asking
-def _image_reader(pred_dir: Path, ref_dir: Path) -> Callable[[dict[str, Any]], bytes]:
-    def read(part: dict[str, Any]) -> bytes:
-        root = ref_dir if part.get("side") == "reference" else pred_dir
-        try:
-            return read_output_file(root, str(part.get("path")), max_bytes=JUDGE_IMAGE_MAX_BYTES)
-        except (UnsafeOutput, OSError) as exc:
-            raise JudgeUnavailable(f"the image {part.get('path')} cannot be read: {exc}") from None
-
-    return read
-
-
 def _agent_reply(call: JudgeCall, pred_dir: Path, ref_dir: Path, scratch: Path) -> dict[str, Any]:
-    request = call.request or {}
-    cli = agent_cli(str(request.get("agent")), search_path=settings.AGENT_JUDGE_PATH,
-                    base_urls={"codex": settings.AGENT_JUDGE_CODEX_BASE_URL,
-                               "claude_code": settings.AGENT_JUDGE_CLAUDE_BASE_URL},
-                    key_envs={"codex": settings.AGENT_JUDGE_CODEX_KEY_ENV,
-                              "claude_code": settings.AGENT_JUDGE_CLAUDE_KEY_ENV}, environ=os.environ)
-    return run_agent_judge(request, pred_dir=pred_dir, ref_dir=ref_dir, cli=cli, backend=get_backend("bwrap"),
-                           scratch=scratch, max_timeout=settings.AGENT_JUDGE_MAX_TIMEOUT_SECONDS,
-                           memory_bytes=max(settings.SCORING_MEMORY_BYTES, 8 << 30))
+    return agent_judge_reply(call.request or {}, pred_dir=pred_dir, ref_dir=ref_dir,
+                             judge_settings=settings.AGENT_JUDGE, environ=os.environ, backend=get_backend("bwrap"),
+                             scratch=scratch,
+                             memory_bytes=max(settings.SCORING_MEMORY_BYTES, AGENT_JUDGE_MIN_MEMORY_BYTES))
 
 
 def judge_calls_answer(*, run: ScoringRun, staged: dict[int, tuple[Path, Path]], scratch: Path,
@@ -351,7 +334,7 @@ def judge_calls_answer(*, run: ScoringRun, staged: dict[int, tuple[Path, Path]],
                     _refused(call, exc, now)
                     continue
                 pred, ref = staged[call.entry_id]
-                running[pool.submit(client.complete, call.request, _image_reader(pred, ref))] = (call, reserved)
+                running[pool.submit(client.complete, call.request, output_image_reader(pred, ref))] = (call, reserved)
             if not running:
                 chat = list(JudgeCall.objects.filter(id__in=chat, status=JudgeCall.Status.PENDING)
                             .values_list("id", flat=True))

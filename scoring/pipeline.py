@@ -41,6 +41,7 @@ from scoring.judge_services import (
     judge_replies,
     judge_requests_record,
 )
+from scoring.judging.settings import JUDGE_ROUNDS
 from scoring.judging.verdicts import details_completed
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.sandbox import SandboxBackend, SandboxError, SandboxResult
@@ -303,11 +304,6 @@ def instance_results_score(
     pending = [result for result in pending if result.entry_id not in waiting]
     return [_score_store(run, instance, result.entry_id, outcomes[result.entry_id], backend, duration)
             for result in pending]
-
-
-# Rounds of sandbox → judges → sandbox per task: one for judge gates, one for the scoring entries, one
-# for a custom scorer whose judge prompt depends on an earlier reply.
-JUDGE_ROUNDS = 3
 
 
 def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path, reference: Path, params: dict,

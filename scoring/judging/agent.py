@@ -21,12 +21,13 @@ from typing import Any
 
 from scoring.engine.scorers.judges import file_manifest
 from scoring.sandbox import SandboxBackend, SandboxError
-from scoring.sandbox.limits import agent_judge_limits
+from scoring.sandbox.limits import AGENT_JUDGE_MIN_MEMORY_BYTES, agent_judge_limits
 from scoring.sandbox.outputs import UnsafeOutput, collect_outputs, read_output_file
 from scoring.sandbox.runtime import python_runtime_env
 
 from .client import JudgeUnavailable
 from .egress import EgressProxy, allowed_destination
+from .settings import AgentJudgeSettings
 
 CLI_NAMES = {"codex": "codex", "claude_code": "claude"}
 # The official tool-isolation flags (ai4sci_bench.adapters): what restricted/search runs may use.
@@ -125,7 +126,7 @@ def _prepare_workspace(workspace: Path, request: dict[str, Any], pred_dir: Path,
 
 def run_agent_judge(request: dict[str, Any], *, pred_dir: Path, ref_dir: Path | None, cli: AgentCli,
                     backend: SandboxBackend, scratch: Path, max_timeout: float,
-                    memory_bytes: int = 8 << 30) -> dict[str, Any]:
+                    memory_bytes: int = AGENT_JUDGE_MIN_MEMORY_BYTES) -> dict[str, Any]:
     """One judge run: its record (`outcome` ok / timeout / error, the CLI's stdout, `score.json` as
     written), within the task's timeout clamped to `max_timeout`. Raises JudgeUnavailable when the
     run could not be set up at all."""
@@ -164,3 +165,14 @@ def run_agent_judge(request: dict[str, Any], *, pred_dir: Path, ref_dir: Path | 
         except (UnsafeOutput, OSError):
             score_json = None
         return {**record, "outcome": "ok", "stdout": done.stdout_text, "score_json": score_json}
+
+
+def agent_judge_reply(request: dict[str, Any], *, pred_dir: Path, ref_dir: Path | None,
+                      judge_settings: AgentJudgeSettings, environ: Mapping[str, str], backend: SandboxBackend,
+                      scratch: Path, memory_bytes: int = AGENT_JUDGE_MIN_MEMORY_BYTES) -> dict[str, Any]:
+    """One agent judge's reply to `request`, with the CLI the settings name (on a worker and in local scoring
+    alike). Raises JudgeUnavailable when its CLI or key is missing or the run could not be set up."""
+    cli = agent_cli(str(request.get("agent")), search_path=judge_settings.search_path,
+                    base_urls=judge_settings.base_urls, key_envs=judge_settings.key_envs, environ=environ)
+    return run_agent_judge(request, pred_dir=pred_dir, ref_dir=ref_dir, cli=cli, backend=backend, scratch=scratch,
+                           max_timeout=judge_settings.max_timeout, memory_bytes=memory_bytes)

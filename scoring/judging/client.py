@@ -15,9 +15,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
-from scoring.engine.judge_calls import REPLY_MAX_CHARS, image_data_url
+from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES, REPLY_MAX_CHARS, image_data_url
+from scoring.sandbox.outputs import UnsafeOutput, read_output_file
 
 from .endpoint import JudgeConfigurationError, JudgeEndpoint, Route
 
@@ -28,6 +30,19 @@ ImageReader = Callable[[dict[str, Any]], bytes]
 
 class JudgeUnavailable(Exception):
     """No reply: the endpoint is unset, unreachable, refused the call or ran out of quota."""
+
+
+def output_image_reader(pred_dir: Path, ref_dir: Path) -> Callable[[dict[str, Any]], bytes]:
+    """Reads an image a judge request names (`side`: the prediction's or the reference's), within the output
+    rules of the sandbox (no link out of the directory) and at most JUDGE_IMAGE_MAX_BYTES."""
+    def read(part: dict[str, Any]) -> bytes:
+        root = ref_dir if part.get("side") == "reference" else pred_dir
+        try:
+            return read_output_file(root, str(part.get("path")), max_bytes=JUDGE_IMAGE_MAX_BYTES)
+        except (UnsafeOutput, OSError) as exc:
+            raise JudgeUnavailable(f"the image {part.get('path')} cannot be read: {exc}") from None
+
+    return read
 
 
 @dataclass(frozen=True)

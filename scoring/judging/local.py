@@ -18,21 +18,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from scoring.engine.judge_calls import JUDGE_IMAGE_MAX_BYTES, requests_expanded
+from scoring.engine.judge_calls import requests_expanded
 from scoring.sandbox import get_backend
 from scoring.sandbox.limits import AGENT_JUDGE_MAX_TIMEOUT
-from scoring.sandbox.outputs import UnsafeOutput, read_output_file
 
-from .agent import agent_cli, run_agent_judge
-from .client import JudgeClient, JudgeUnavailable, SdkJudgeClient
+from .agent import agent_judge_reply
+from .client import JudgeClient, JudgeUnavailable, SdkJudgeClient, output_image_reader
 from .endpoint import PROVIDER_KEY_ENVS, JudgeConfigurationError, JudgeEndpoint
 from .redaction import judge_redactor
+from .settings import JUDGE_ROUNDS, agent_judge_max_timeout, agent_judge_settings
 from .verdicts import details_completed, sandbox_reply
-
-ROUNDS = 3
-MAX_TIMEOUT_ENV = "ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT"
-CODEX_DEFAULTS = ("https://api.openai.com/v1", "OPENAI_API_KEY")
-CLAUDE_DEFAULTS = ("https://api.anthropic.com", "ANTHROPIC_API_KEY")
 
 
 def unavailable(message: str) -> dict[str, Any]:
@@ -54,41 +49,25 @@ def endpoint_status(environ: Mapping[str, str] | None = None) -> tuple[JudgeEndp
     return endpoint, f"judges asked at {endpoint.describe()}"
 
 
-def _reader(pred_dir: Path, ref_dir: Path) -> Callable[[dict[str, Any]], bytes]:
-    def read(part: dict[str, Any]) -> bytes:
-        root = ref_dir if part.get("side") == "reference" else pred_dir
-        try:
-            return read_output_file(root, str(part.get("path")), max_bytes=JUDGE_IMAGE_MAX_BYTES)
-        except (UnsafeOutput, OSError) as exc:
-            raise JudgeUnavailable(f"the image {part.get('path')} cannot be read: {exc}") from None
-
-    return read
-
-
 def agent_judge_ceiling(environ: Mapping[str, str]) -> int:
-    """The most seconds an agent judge may take here (ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT, as on the Portal);
-    a task's own `timeout` never goes past it."""
-    raw = (environ.get(MAX_TIMEOUT_ENV) or "").strip()
+    """The most seconds an agent judge may take here (ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT, as on the Portal); a
+    task's own `timeout` never goes past it. An unusable value is reported when a judge is asked (`_agent_reply`);
+    until then the default stands."""
     try:
-        return max(60, int(raw)) if raw else AGENT_JUDGE_MAX_TIMEOUT
-    except ValueError:
+        return agent_judge_max_timeout(environ)
+    except JudgeConfigurationError:
         return AGENT_JUDGE_MAX_TIMEOUT
 
 
 def _agent_reply(request: dict[str, Any], pred_dir: Path, ref_dir: Path, environ: Mapping[str, str]) -> dict[str, Any]:
-    def setting(name: str, default: str) -> str:
-        return (environ.get(f"ASIBENCH_AGENT_JUDGE_{name}") or "").strip() or default
-
-    cli = agent_cli(str(request.get("agent")), search_path=setting("PATH", environ.get("PATH", "/usr/bin:/bin")),
-                    base_urls={"codex": setting("CODEX_BASE_URL", CODEX_DEFAULTS[0]),
-                               "claude_code": setting("CLAUDE_BASE_URL", CLAUDE_DEFAULTS[0])},
-                    key_envs={"codex": setting("CODEX_KEY_ENV", CODEX_DEFAULTS[1]),
-                              "claude_code": setting("CLAUDE_KEY_ENV", CLAUDE_DEFAULTS[1])},
-                    environ=environ)
+    try:
+        judge_settings = agent_judge_settings(environ, default_search_path=environ.get("PATH", "/usr/bin:/bin"))
+    except JudgeConfigurationError as exc:
+        raise JudgeUnavailable(f"the agent judge settings are invalid: {exc}") from None
     scratch = Path(tempfile.mkdtemp(prefix="asibench-agent-judge-"))
     try:
-        return run_agent_judge(request, pred_dir=pred_dir, ref_dir=ref_dir, cli=cli, backend=get_backend("bwrap"),
-                               scratch=scratch, max_timeout=agent_judge_ceiling(environ))
+        return agent_judge_reply(request, pred_dir=pred_dir, ref_dir=ref_dir, judge_settings=judge_settings,
+                                 environ=environ, backend=get_backend("bwrap"), scratch=scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -103,7 +82,7 @@ def answer_requests(requests: list[dict[str, Any]], *, client: JudgeClient, pred
     replies: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
     chat = [r for r in requests if r.get("kind") != "agent"]
-    read = _reader(pred_dir, ref_dir)
+    read = output_image_reader(pred_dir, ref_dir)
 
     def ask(request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | str]:
         try:
@@ -130,13 +109,13 @@ def answer_requests(requests: list[dict[str, Any]], *, client: JudgeClient, pred
 def score_with_judges(run_engine: Callable[[dict[str, Any] | None], dict[str, Any]], *, pred_dir: Path,
                       ref_dir: Path, client: JudgeClient | None = None, environ: Mapping[str, str] | None = None,
                       ) -> dict[str, Any]:
-    """`run_engine(book)` until its result no longer waits for judges (at most ROUNDS rounds of asking).
+    """`run_engine(book)` until its result no longer waits for judges (at most JUDGE_ROUNDS rounds of asking).
     The book holds what the engine needs of each reply (`verdicts.sandbox_reply`); the judges' raw
     replies and reasonings are put into the result afterwards."""
     book: dict[str, Any] = {"replies": {}}
     recorded: dict[str, dict[str, Any]] = {}
     result = run_engine(None)
-    for _ in range(ROUNDS):
+    for _ in range(JUDGE_ROUNDS):
         if result.get("evaluation_status") != "judges_pending":
             return details_completed(result, recorded)
         if client is None:
@@ -157,5 +136,5 @@ def score_with_judges(run_engine: Callable[[dict[str, Any] | None], dict[str, An
                     request, reply)
         result = run_engine(book)
     if result.get("evaluation_status") == "judges_pending":
-        return unavailable(f"the judges still asked for more after {ROUNDS} rounds")
+        return unavailable(f"the judges still asked for more after {JUDGE_ROUNDS} rounds")
     return details_completed(result, recorded)

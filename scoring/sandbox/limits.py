@@ -31,6 +31,8 @@ AGENT_OUTPUT_CAP = 32 << 20
 # ceiling (ASIBENCH_AGENT_JUDGE_MAX_TIMEOUT on the Portal and for the CLI's local scoring).
 AGENT_JUDGE_DEFAULT_TIMEOUT = 300
 AGENT_JUDGE_MAX_TIMEOUT = 1800
+# An agent judge's CLI (node, its model client) needs more room than a scorer: at least this much memory.
+AGENT_JUDGE_MIN_MEMORY_BYTES = 8 << 30
 
 
 def scoring_limits(settings: Any) -> Limits:
