@@ -29,7 +29,7 @@ from scoring.engine.judge_models import agent_judge_timeout_notes
 from scoring.engine.safe_yaml import untrusted_yaml_load
 from scoring.engine.static_checks import PORTAL_CHECK
 from scoring.engine.taskdef import mapping_at
-from scoring.runtimes import runtime_problems
+from scoring.runtime_requirements import runtime_problems
 from scoring.sandbox import Limits, SandboxBackend
 from scoring.sandbox.outputs import UnsafeOutput, collect_outputs
 

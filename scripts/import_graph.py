@@ -28,7 +28,7 @@ RANK = {"top": 0, "lazy": 1, "typing": 2}
 # (tests/test_import_rules.py holds it). Each name is a module or a whole package.
 PURE_CORES = (
     "contracts", "cli_client", "scoring.engine", "scoring.sandbox", "scoring.judging",
-    "scoring.aggregation", "scoring.runtimes", "leaderboard.stats", "portal.guides.faq",
+    "scoring.aggregation", "scoring.runtime_requirements", "leaderboard.stats", "portal.guides.faq",
     "portal.submissions.bundle_verify", "portal.submissions.evidence", "portal.submissions.long_texts",
     "portal.submissions.usage", "portal.submissions.prices", "portal.submissions.scanners",
 )
