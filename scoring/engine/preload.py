@@ -58,7 +58,7 @@ def task_runtime_imports(task_dir: Path) -> list[str]:
     imports in turn (not its generator or solution, which scoring never runs). Sorted, parents first."""
     task_dir = Path(task_dir)
     names: set[str] = set()
-    todo, seen = [task_dir / CUSTOM_SCORER_FILE], set()
+    todo, seen = [task_dir / CUSTOM_SCORER_FILE], set[Path]()
     while todo and len(seen) < _MAX_MODULES:
         source = todo.pop()
         if source in seen:
