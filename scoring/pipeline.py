@@ -235,6 +235,13 @@ def _batch_jobs(staged: dict[int, StagedResult], book_files: dict[int, Path]) ->
             for key, one in staged.items()]
 
 
+def _same_params(line: dict[str, Any], params: dict[str, Any]) -> bool:
+    """Whether a batch line was scored with its job's parameters (the engine echoes them)."""
+    if "parameters" not in line:
+        return True
+    return json.dumps(line["parameters"], sort_keys=True) == json.dumps(params, sort_keys=True, default=str)
+
+
 def staged_score_in_sandbox(
     backend: SandboxBackend, task_dir: Path, workdir: Path, staged: dict[int, StagedResult],
     books: dict[int, dict[str, Any]] | None = None,
@@ -268,6 +275,8 @@ def staged_score_in_sandbox(
         lines = read_batch_lines(result.stdout_text)
         for entry_id in staged:
             line = lines.get(str(entry_id))
+            if isinstance(line, dict) and not _same_params(line, staged[entry_id].params):
+                continue  # an engine that ignored the job's own instance (an older image): scored alone below
             if isinstance(line, ValueError):
                 outcomes[entry_id] = _zero(str(line))
             elif line is not None:
