@@ -212,7 +212,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-scoring-") as tmp:
         root = args.cache or Path(tmp)
         # Pred dirs are staged afresh each run; the solved instances are kept.
-        for stale in [*root.glob("*/work"), *root.glob("group-*/work")]:
+        for stale in root.glob("*/work"):
             shutil.rmtree(stale)
         started = time.perf_counter()
         prepared = prepare(args, root)
