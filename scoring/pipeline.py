@@ -1,13 +1,15 @@
-"""Scoring results into a scoring run: one sandboxed engine run per instance.
+"""Scoring results into a scoring run: one sandboxed engine run per (submission, task).
 
-An instance's results (every prompt level and attempt) share its task, its inputs and its one
-private reference, so they are scored together: one sandbox, one interpreter start, one
-`python -m scoring.engine score-batch` printing a line per result. Should that process die
-(a limit, a crash), the results it left without a line are scored again one sandbox each, so
-every result still gets its own score or its own reason.
+The results of a task's instances in one submission (every instance, prompt level and attempt)
+share the task's code, so they are scored together: one sandbox, one interpreter start, one
+`python -m scoring.engine score-batch` that imports what the task's scorer needs once and forks a
+child per result (each against its own instance's reference), printing a line per result. Should
+that process die (a limit, a crash), the results it left without a line are scored again one
+sandbox each, so every result still gets its own score or its own reason. What a sandbox may see
+and hold is the isolation boundary in docs/architecture.md.
 
 The caller (the submission side, which claims runs and moves their status) hands in plain
-data: the run, the stored archive, the instance and its results; scoring imports nothing of it.
+data: the run, the stored archive, the instances and their results; scoring imports nothing of it.
 Every step is safe to repeat: InstanceScore is unique per (scoring run, result), so a result is
 counted exactly once however many workers see it.
 """

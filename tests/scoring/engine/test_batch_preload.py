@@ -91,4 +91,5 @@ def test_each_job_is_scored_against_its_own_instance_reference_and_parameters(tr
     assert lines["other"]["final_score"] < lines["mine"]["final_score"]
     alone = run_engine(["score", "--task-dir", str(t["task_dir"]), "--ref-dir", str(other_ref), "--params",
                         json.dumps(other_params), "--pred-dir", str(t["pred"]), "--prompt-level", "b3"], t["pred"])
-    assert lines["other"]["final_score"] == pytest.approx(json.loads(alone.stdout.strip().splitlines()[-1])["final_score"])
+    single = json.loads(alone.stdout.strip().splitlines()[-1])
+    assert lines["other"]["final_score"] == pytest.approx(single["final_score"])

@@ -113,7 +113,8 @@ def test_one_sandbox_scores_a_tasks_instances_each_against_its_own_reference(tmp
     assert limits.max_output_bytes == single.max_output_bytes * 4
     assert (limits.memory_bytes, limits.max_processes, limits.max_file_bytes, limits.network) == \
         (single.memory_bytes, single.max_processes, single.max_file_bytes, False)
-    assert limits.max_scratch_bytes is not None and limits.max_scratch_bytes < settings.SCORING_SCRATCH_BYTES + (8 << 20)
+    assert limits.max_scratch_bytes is not None
+    assert limits.max_scratch_bytes < settings.SCORING_SCRATCH_BYTES + (8 << 20)
 
 
 def test_the_sandbox_sees_this_tasks_files_and_these_references_and_nothing_of_another(tmp_path: Path) -> None:
