@@ -1,13 +1,15 @@
-"""Scoring results into a scoring run: one sandboxed engine run per instance.
+"""Scoring results into a scoring run: one sandboxed engine run per (submission, task).
 
-An instance's results (every prompt level and attempt) share its task, its inputs and its one
-private reference, so they are scored together: one sandbox, one interpreter start, one
-`python -m scoring.engine score-batch` printing a line per result. Should that process die
-(a limit, a crash), the results it left without a line are scored again one sandbox each, so
-every result still gets its own score or its own reason.
+The results of a task's instances in one submission (every instance, prompt level and attempt)
+share the task's code, so they are scored together: one sandbox, one interpreter start, one
+`python -m scoring.engine score-batch` that imports what the task's scorer needs once and forks a
+child per result (each against its own instance's reference), printing a line per result. Should
+that process die (a limit, a crash), the results it left without a line are scored again one
+sandbox each, so every result still gets its own score or its own reason. What a sandbox may see
+and hold is the isolation boundary in docs/architecture.md.
 
 The caller (the submission side, which claims runs and moves their status) hands in plain
-data: the run, the stored archive, the instance and its results; scoring imports nothing of it.
+data: the run, the stored archive, the instances and their results; scoring imports nothing of it.
 Every step is safe to repeat: InstanceScore is unique per (scoring run, result), so a result is
 counted exactly once however many workers see it.
 """
@@ -17,7 +19,7 @@ import json
 import logging
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -208,35 +210,76 @@ def _book_files(workdir: Path, books: dict[int, dict[str, Any]]) -> dict[int, Pa
     return paths
 
 
+@dataclass(frozen=True)
+class StagedResult:
+    """One result ready for the engine: its prompt level, staged prediction dir, and its instance's
+    private reference dir and parameters."""
+
+    prompt_level: str
+    pred_dir: Path
+    reference: Path
+    params: dict[str, Any]
+
+
 def results_score_in_sandbox(
     backend: SandboxBackend, task_dir: Path, reference: Path, params: dict, workdir: Path,
     staged: dict[int, tuple[str, Path]], books: dict[int, dict[str, Any]] | None = None,
 ) -> dict[int, dict[str, Any]]:
-    """Outcomes of the staged results {key: (prompt level, pred dir)} of one instance: one batch
-    run, then one run per result it left without a line (the batch was killed or crashed part-way).
-    `workdir` (writable inside) must hold the pred dirs; `books` the judge replies per result."""
-    mounts = [task_dir, reference.parent, *backend.runtime_mounts()]
+    """Outcomes of the staged results {key: (prompt level, pred dir)} of one instance (see
+    `staged_score_in_sandbox`)."""
+    return staged_score_in_sandbox(backend, task_dir, workdir, {
+        key: StagedResult(level, pred, reference, params) for key, (level, pred) in staged.items()}, books)
+
+
+def _batch_jobs(staged: dict[int, StagedResult], book_files: dict[int, Path]) -> list[dict[str, Any]]:
+    return [{"job": str(key), "pred_dir": str(one.pred_dir), "prompt_level": one.prompt_level,
+             "ref_dir": str(one.reference), "params": one.params,
+             **({"judge_book": str(book_files[key])} if key in book_files else {})}
+            for key, one in staged.items()]
+
+
+def _same_params(line: dict[str, Any], params: dict[str, Any]) -> bool:
+    """Whether a batch line was scored with its job's parameters (the engine echoes them)."""
+    if "parameters" not in line:
+        return True
+    return json.dumps(line["parameters"], sort_keys=True) == json.dumps(params, sort_keys=True, default=str)
+
+
+def staged_score_in_sandbox(
+    backend: SandboxBackend, task_dir: Path, workdir: Path, staged: dict[int, StagedResult],
+    books: dict[int, dict[str, Any]] | None = None,
+) -> dict[int, dict[str, Any]]:
+    """Outcomes of the staged results of one task in one submission: one batch run (one sandbox,
+    one engine that forks a child per result), then one run per result it left without a line
+    (the batch was killed or crashed part-way). `workdir` (writable inside) must hold the pred dirs
+    and nothing of another submission; `books` the judge replies per result.
+
+    The sandbox sees this task's files, the references of these results' instances, and `workdir`:
+    never another task's code nor another submission's outputs (docs/architecture.md, isolation)."""
+    references = list(dict.fromkeys(one.reference for one in staged.values()))
+    mounts = [task_dir, *(reference.parent for reference in references), *backend.runtime_mounts()]
     outcomes: dict[int, dict[str, Any]] = {}
     book_files = _book_files(workdir, {key: book for key, book in (books or {}).items() if key in staged})
     # The staged outputs are the agent's and already bounded by intake; the scorer (the task
     # author's code) may add SCORING_SCRATCH_BYTES on top of them, no more.
     scratch_cap = disk_usage(workdir) + (1 << 20) + settings.SCORING_SCRATCH_BYTES
     if len(staged) > 1:
-        jobs = [{"job": str(key), "pred_dir": str(pred), "prompt_level": level,
-                 **({"judge_book": str(book_files[key])} if key in book_files else {})}
-                for key, (level, pred) in staged.items()]
-        jobs_file = workdir / "jobs.json"
+        jobs = _batch_jobs(staged, book_files)
+        jobs_file = workdir / f"jobs-{time.monotonic_ns()}.json"
         jobs_file.write_text(json.dumps(jobs))
         single = scoring_limits(settings)
         # Time for the whole batch scales with its size; memory and processes stay per process.
         limits = single.replace(wall_clock_seconds=single.wall_clock_seconds * len(jobs),
                                 cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap,
                                 max_output_bytes=single.max_output_bytes * len(jobs))
-        result = backend.run(_engine_batch_argv(backend, task_dir, reference, params, jobs_file),
+        first = next(iter(staged.values()))
+        result = backend.run(_engine_batch_argv(backend, task_dir, first.reference, first.params, jobs_file),
                              workdir, mounts, limits)
         lines = read_batch_lines(result.stdout_text)
         for entry_id in staged:
             line = lines.get(str(entry_id))
+            if isinstance(line, dict) and not _same_params(line, staged[entry_id].params):
+                continue  # an engine that ignored the job's own instance (an older image): scored alone below
             if isinstance(line, ValueError):
                 outcomes[entry_id] = _zero(str(line))
             elif line is not None:
@@ -244,11 +287,13 @@ def results_score_in_sandbox(
         if len(outcomes) < len(staged):
             logger.warning("score-batch left %d of %d results without a line (%s); scoring them one by one",
                            len(staged) - len(outcomes), len(staged), _stopped_or_crashed(result) or "no reason")
-    for key, (level, pred) in staged.items():
+    for key, one in staged.items():
         if key in outcomes:
             continue
-        result = backend.run(_engine_argv(backend, task_dir, pred, reference, params, level, book_files.get(key)),
-                             workdir, mounts, scoring_limits(settings).replace(max_scratch_bytes=scratch_cap))
+        argv = _engine_argv(backend, task_dir, one.pred_dir, one.reference, one.params, one.prompt_level,
+                            book_files.get(key))
+        result = backend.run(argv, workdir, [task_dir, one.reference.parent, *backend.runtime_mounts()],
+                             scoring_limits(settings).replace(max_scratch_bytes=scratch_cap))
         outcomes[key] = _stopped_or_crashed(result) or _interpret(result.stdout_text)
     return outcomes
 
@@ -257,57 +302,89 @@ def instance_results_score(
     *, scoring_run_id: int, archive: str, instance_id: str, results: Sequence[ResultToScore],
     backend: SandboxBackend | None = None,
 ) -> list[InstanceScore]:
-    """Score the given results of one instance (outputs in the stored bundle `archive`) into the
-    scoring run, in one sandbox, each stored once; results the run already scored are skipped.
-    Returns their scores; [] when the run is no longer open or nothing is left. Results whose judges
-    have not answered yet are not stored: their calls wait, and the sweep scores them again."""
+    """Score the given results of one instance (see `task_results_score`)."""
+    return task_results_score(scoring_run_id=scoring_run_id, archive=archive, instances={instance_id: results},
+                              backend=backend)
+
+
+def task_results_score(
+    *, scoring_run_id: int, archive: str, instances: Mapping[str, Sequence[ResultToScore]],
+    backend: SandboxBackend | None = None,
+) -> list[InstanceScore]:
+    """Score the given results of some instances of one task {instance id: its results} (outputs in
+    the stored bundle `archive`, read once for them all) into the scoring run, in one sandbox, each
+    stored once; results the run already scored are skipped. Returns their scores; [] when the run is
+    no longer open or nothing is left. Results whose judges have not answered yet are not stored:
+    their calls wait, and the sweep scores them again."""
     run = ScoringRun.objects.get(id=scoring_run_id)
     if run.status != ScoringRun.Status.RUNNING:
         return []
     scored = set(InstanceScore.objects.filter(scoring_run=run).values_list("entry_id", flat=True))
-    pending = [result for result in results if result.entry_id not in scored]
+    pending = {instance_id: [result for result in results if result.entry_id not in scored]
+               for instance_id, results in instances.items()}
+    pending = {instance_id: results for instance_id, results in pending.items() if results}
     if not pending:
         return []
-    instance = Instance.objects.select_related("task").get(instance_id=instance_id)
+    rows = {row.instance_id: row for row in Instance.objects.select_related("task").filter(instance_id__in=pending)}
+    if rows.keys() != pending.keys():
+        raise Instance.DoesNotExist(f"no instance {sorted(pending.keys() - rows.keys())[0]}")
+    if {row.task_id for row in rows.values()} != {rows[next(iter(pending))].task_id}:
+        raise ValueError("one sandbox scores the instances of one task: these belong to several")
     backend = backend or sandbox_backend()
     started = time.monotonic()
+    every = [result for results in pending.values() for result in results]
     with scratch_tree("score-", scratch_root()) as tmp_path:
         workdir = tmp_path / "work"
         workdir.mkdir()
-        outputs = _extract_outputs(archive, pending, tmp_path / "bundle")
+        outcomes: dict[int, dict[str, Any]] = {}
+        staged = _stage_task_results(rows, pending, archive, tmp_path, workdir, outcomes)
+        if staged:
+            task_dir = _task_dir(rows[next(iter(pending))])
+            outcomes.update(_score_with_judges(run, backend, task_dir, workdir, staged, tmp_path))
+    waiting = [entry_id for entry_id, outcome in outcomes.items() if "pending_judges" in outcome]
+    if waiting:
+        logger.info("scoring run %s: %d result(s) of %s wait for their judges", run.id, len(waiting),
+                    ", ".join(pending))
+    # Shared start-up is split evenly, so per-result durations add up to the batch's.
+    duration = round((time.monotonic() - started) / len(every), 3)
+    return [_score_store(run, rows[instance_id], result.entry_id, outcomes[result.entry_id], backend, duration)
+            for instance_id, results in pending.items() for result in results if result.entry_id not in waiting]
+
+
+def _task_dir(instance: Instance) -> Path:
+    try:
+        return task_source_dir(instance.task)
+    except _READ_ERRORS as exc:
+        raise InfrastructureError(f"could not read the task's files: {exc}") from exc
+
+
+def _stage_task_results(rows: dict[str, Instance], pending: dict[str, list[ResultToScore]], archive: str,
+                        tmp_path: Path, workdir: Path, outcomes: dict[int, dict[str, Any]]) -> dict[int, StagedResult]:
+    """Every pending result staged in `workdir` with its instance's inputs and reference (unpacked under
+    `tmp_path`); a result whose outputs cannot be staged gets its zero in `outcomes` instead."""
+    outputs = _extract_outputs(archive, [result for results in pending.values() for result in results],
+                               tmp_path / "bundle")
+    staged: dict[int, StagedResult] = {}
+    for instance_id, results in pending.items():
+        instance = rows[instance_id]
         data = _extract_data(instance, tmp_path / "inputs")
         try:
             reference = reference_extract(instance, tmp_path / "private")
         except _READ_ERRORS as exc:
             raise InfrastructureError(f"could not read the reference: {exc}") from exc
-        try:
-            task_dir = task_source_dir(instance.task)
-        except _READ_ERRORS as exc:
-            raise InfrastructureError(f"could not read the task's files: {exc}") from exc
-        outcomes: dict[int, dict[str, Any]] = {}
-        staged: dict[int, tuple[str, Path]] = {}
-        for result in pending:
+        for result in results:
             try:
-                staged[result.entry_id] = (result.prompt_level, stage_prediction_dir(
-                    data, outputs[result.entry_id], workdir / f"pred-{result.entry_id}",
-                    [o["path"] for o in result.outputs]))
+                pred = stage_prediction_dir(data, outputs[result.entry_id], workdir / f"pred-{result.entry_id}",
+                                            [o["path"] for o in result.outputs])
             except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
                 outcomes[result.entry_id] = _zero(f"outputs could not be staged: {exc}")
-        if staged:
-            outcomes.update(_score_with_judges(run, backend, task_dir, reference, instance.params, workdir, staged,
-                                               tmp_path))
-    waiting = [entry_id for entry_id, outcome in outcomes.items() if "pending_judges" in outcome]
-    if waiting:
-        logger.info("scoring run %s: %d result(s) of %s wait for their judges", run.id, len(waiting), instance_id)
-    # Shared start-up is split evenly, so per-result durations add up to the instance's.
-    duration = round((time.monotonic() - started) / len(pending), 3)
-    pending = [result for result in pending if result.entry_id not in waiting]
-    return [_score_store(run, instance, result.entry_id, outcomes[result.entry_id], backend, duration)
-            for result in pending]
+                continue
+            staged[result.entry_id] = StagedResult(result.prompt_level, pred, reference, instance.params)
+    return staged
 
 
-def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path, reference: Path, params: dict,
-                       workdir: Path, staged: dict[int, tuple[str, Path]], scratch: Path) -> dict[int, dict[str, Any]]:
+def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path, workdir: Path,
+                       staged: dict[int, StagedResult], scratch: Path) -> dict[int, dict[str, Any]]:
     """Score in the sandbox; while results come back waiting for judges, record their requests, ask the
     models here (outside the sandbox) and score those results again with the replies. A result whose
     judge was given up on fails with the reason; one still waiting keeps {"pending_judges"}."""
@@ -315,7 +392,7 @@ def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path,
     todo = dict(staged)
     for round_number in range(JUDGE_ROUNDS + 1):
         books = judge_books(scoring_run_id=run.id, entry_ids=todo)
-        outcomes.update(results_score_in_sandbox(backend, task_dir, reference, params, workdir, todo, books))
+        outcomes.update(staged_score_in_sandbox(backend, task_dir, workdir, todo, books))
         todo = {key: todo[key] for key in todo if "pending_judges" in outcomes[key]}
         if not todo:
             break
@@ -325,7 +402,7 @@ def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path,
             for key in todo:
                 outcomes[key] = _zero(f"the judges of this result still asked for more after {JUDGE_ROUNDS} rounds")
             break
-        judge_calls_answer(run=run, staged={key: (pred, reference) for key, (_, pred) in todo.items()},
+        judge_calls_answer(run=run, staged={key: (one.pred_dir, one.reference) for key, one in todo.items()},
                            scratch=scratch)
         for key in todo:
             failed = judge_failure(scoring_run_id=run.id, entry_id=key)

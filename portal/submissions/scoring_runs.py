@@ -8,7 +8,7 @@ run starts once and finishes once however many workers see it.
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -20,7 +20,7 @@ from django.utils.module_loading import import_string
 from portal.submissions.models import Submission, SubmissionEntry
 from scoring.aggregation import ScoredResult, aggregate
 from scoring.models import InstanceScore, ScoringRun
-from scoring.pipeline import ResultToScore, StoredBundleMismatch, instance_results_score
+from scoring.pipeline import ResultToScore, StoredBundleMismatch, task_results_score
 from scoring.sandbox import SandboxBackend
 from scoring.selectors import scoring_run_latest
 
@@ -64,18 +64,39 @@ def scoring_run_pending_instances(run: ScoringRun) -> list[str]:
     return sorted(set(SubmissionEntry.objects.filter(id__in=pending).values_list("instance_id", flat=True)))
 
 
+# Instances of one task scored in one sandbox at most: bounds the unit a retry repeats.
+INSTANCES_PER_SANDBOX = 8
+
+
+def scoring_run_pending_task_groups(run: ScoringRun) -> list[list[str]]:
+    """The pending instances grouped by task, at most INSTANCES_PER_SANDBOX a group: one scoring task
+    (one sandbox, one engine start) each."""
+    pending = scoring_run_pending_entries(run)
+    by_task: dict[str, list[str]] = {}
+    for task_id, instance_id in (SubmissionEntry.objects.filter(id__in=pending)
+                                 .values_list("instance__task_id", "instance_id").distinct()
+                                 .order_by("instance__task_id", "instance_id")):
+        by_task.setdefault(task_id, []).append(instance_id)
+    return [ids[i:i + INSTANCES_PER_SANDBOX] for ids in by_task.values()
+            for i in range(0, len(ids), INSTANCES_PER_SANDBOX)]
+
+
 def instance_score(
-    *, scoring_run_id: int, instance_id: str, backend: SandboxBackend | None = None
+    *, scoring_run_id: int, instance_id: str, backend: SandboxBackend | None = None,
+    more_instance_ids: Sequence[str] = (),
 ) -> list[InstanceScore]:
-    """Score this run's not yet scored results of one instance in one sandbox; store each once.
-    A stored archive that no longer matches what intake verified fails the run instead."""
+    """Score this run's not yet scored results of one instance, and of `more_instance_ids` (other
+    instances of its task), in one sandbox; store each once. A stored archive that no longer matches
+    what intake verified fails the run instead."""
     run = ScoringRun.objects.select_related("submission").get(id=scoring_run_id)
-    entries = SubmissionEntry.objects.filter(submission_id=run.submission_id, instance_id=instance_id)
-    results = [ResultToScore(entry_id=entry_id, prompt_level=level, outputs=outputs)
-               for entry_id, level, outputs in entries.values_list("id", "prompt_level", "outputs")]
+    instance_ids = list(dict.fromkeys([instance_id, *more_instance_ids]))
+    entries = SubmissionEntry.objects.filter(submission_id=run.submission_id, instance_id__in=instance_ids)
+    results: dict[str, list[ResultToScore]] = {iid: [] for iid in instance_ids}
+    for entry_id, iid, level, outputs in entries.values_list("id", "instance_id", "prompt_level", "outputs"):
+        results[iid].append(ResultToScore(entry_id=entry_id, prompt_level=level, outputs=outputs))
     try:
-        return instance_results_score(scoring_run_id=run.id, archive=run.submission.archive,
-                                      instance_id=instance_id, results=results, backend=backend)
+        return task_results_score(scoring_run_id=run.id, archive=run.submission.archive, instances=results,
+                                  backend=backend)
     except StoredBundleMismatch as exc:
         logger.error("scoring run %s: stored bundle %s does not match its intake record: %s",
                      run.id, run.submission.archive, exc)

@@ -21,12 +21,12 @@ def scoring_run_start_task(submission_id: str, requested_by_id: str | None = Non
                                          rejudge=rejudge)
     if run is None:
         return
-    pending = scoring_runs.scoring_run_pending_instances(run)
-    if not pending:
+    groups = scoring_runs.scoring_run_pending_task_groups(run)
+    if not groups:
         scoring_runs.scoring_run_finalize(scoring_run_id=run.id)
         return
-    for instance_id in pending:
-        instance_score_task.delay(run.id, instance_id)
+    for first, *more in groups:  # one sandbox per task's instances (scoring.pipeline.task_results_score)
+        instance_score_task.delay(run.id, first, more)
 
 
 def infra_retry_delay(retries: int) -> float:
@@ -42,10 +42,12 @@ def infra_retry_delay(retries: int) -> float:
 
 
 @shared_task(name="scoring.score_instance", acks_late=True, max_retries=settings.SCORING_INFRA_RETRIES)
-def instance_score_task(scoring_run_id: int, instance_id: str) -> None:
-    """Every unscored result of one instance in this run, in one sandbox."""
+def instance_score_task(scoring_run_id: int, instance_id: str, more_instance_ids: list[str] | None = None) -> None:
+    """Every unscored result of one instance in this run, and of `more_instance_ids` (other instances
+    of its task), in one sandbox."""
     try:
-        scoring_runs.instance_score(scoring_run_id=scoring_run_id, instance_id=instance_id)
+        scoring_runs.instance_score(scoring_run_id=scoring_run_id, instance_id=instance_id,
+                                    more_instance_ids=more_instance_ids or ())
     except INFRASTRUCTURE_ERRORS as exc:
         retries = instance_score_task.request.retries
         if retries >= instance_score_task.max_retries:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .isolation import run_isolated
+from .preload import preload_task_imports
 from .scoring import score_instance
 from .static_checks import static_validate
 from .taskdef import public_task_eval
@@ -77,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--params", default="{}", help="JSON object, or @file containing one")
     batch.add_argument("--jobs", required=True,
                        help='JSON list of {"job": id, "pred_dir": path, "prompt_level": "b1".."b4", '
-                            '"judge_book": path (optional)}, or @file')
+                            '"judge_book": path (optional), "ref_dir" and "params" (optional: this job\'s '
+                            'instance, when the batch spans several)}, or @file')
     validate = commands.add_parser("validate", help="static task checks (§5.1)")
     validate.add_argument("--task-dir", type=Path, required=True)
     validate.add_argument("--scores-dir", type=Path, default=None)
@@ -235,9 +237,11 @@ def _jobs(text: str) -> list[dict[str, Any]]:
     value = _json_arg("--jobs", text)
     if not isinstance(value, list) or not all(
         isinstance(j, dict) and isinstance(j.get("job"), str | int) and isinstance(j.get("pred_dir"), str)
+        and isinstance(j.get("ref_dir", ""), str) and isinstance(j.get("params", {}), dict)
         for j in value
     ):
-        raise UsageError('--jobs must be a JSON list of {"job", "pred_dir", "prompt_level"} objects')
+        raise UsageError('--jobs must be a JSON list of {"job", "pred_dir", "prompt_level"} objects '
+                         '(optionally "ref_dir": a path and "params": an object)')
     return value
 
 
@@ -255,11 +259,14 @@ def _score_batch(args: argparse.Namespace, stdout: TextIO) -> None:
     jobs = _jobs(args.jobs)
     books = [_judge_book(f"@{job['judge_book']}") if isinstance(job.get("judge_book"), str) else None
              for job in jobs]
+    with contextlib.redirect_stdout(sys.stderr):  # the result channel carries result lines only
+        preload_task_imports(args.task_dir)
     for job, book in zip(jobs, books, strict=True):
         # score_instance never raises for task or scorer problems; anything else is this job's
         # failure alone, and the remaining jobs still get their line.
-        result = run_isolated(functools.partial(_score_quietly, args.task_dir, Path(job["pred_dir"]), args.ref_dir,
-                                                params, job.get("prompt_level"), book))
+        ref_dir = Path(job["ref_dir"]) if "ref_dir" in job else args.ref_dir
+        result = run_isolated(functools.partial(_score_quietly, args.task_dir, Path(job["pred_dir"]), ref_dir,
+                                                job.get("params", params), job.get("prompt_level"), book))
         _emit({**result, "job": job["job"]}, stdout)
 
 
