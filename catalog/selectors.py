@@ -141,7 +141,7 @@ def task_difficulty(task: Task) -> dict[str, Any] | None:
     difficulty-check record with agent and model; agent configurations, seeds and anything
     else of the check stay out (see policy.public_summary).
     """
-    # task.difficulty: the difficulty-check record read at catalog load (scoring.catalog.difficulty_record_summary).
+    # task.difficulty: the difficulty-check record read at catalog load (task_loading.difficulty_record_summary).
     return proposal_published_difficulty(task.id, task.version) or task.difficulty or None
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from scoring.catalog import scratch_root
 from scoring.sandbox.process import TreeRemovalError, newest_mtime, tree_remove
+from scoring.task_storage import scratch_root
 
 logger = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from typing import Any
 from django.conf import settings
 
 from proposals.files import blob_read
-from scoring.catalog import sandbox_backend, scratch_root
-from scoring.sandbox import python_runtime_mounts
+from scoring.sandbox import python_runtime_mounts, server_backend
 from scoring.sandbox.limits import proposal_validation_limits
 from scoring.sandbox.process import scratch_tree
+from scoring.task_storage import scratch_root
 
 REPORT_KEY_FILE = "report.key"
 REPORT_TEXT_LIMIT = 4000
@@ -66,7 +66,7 @@ def _parse_report(stdout: str, key: str) -> dict[str, Any] | None:
 
 def validate_in_sandbox(task_id: str, files: list[tuple[str, str]]) -> dict[str, Any]:
     """Validate the files [(path, blob)] as task `task_id`; returns {"ok", "checks", "warnings", "error"}."""
-    backend = sandbox_backend()
+    backend = server_backend(settings.SCORING_SANDBOX)
     domain, name = task_id.split(".", 1)
     with scratch_tree("asibench-proposal-", scratch_root()) as work:
         task_dir = work / "tasks" / domain / name

@@ -24,10 +24,10 @@ from contracts.task_files import SUBMISSION_FILE
 from portal.errors import Conflict, ValidationFailed
 from proposals.files import blob_read, load_yaml
 from proposals.models import Revision
-from scoring.catalog import catalog_install
 from scoring.engine.static_checks import VERSION_RE
 from scoring.generation import TaskProblem
 from scoring.models import Task
+from scoring.task_loading import catalog_install
 
 PUBLISHABLE_STATUSES = ("final", "sample")
 # Never exported with a task (client contract §4.2; scoring contract §1.14).

@@ -30,7 +30,6 @@ from django.db import IntegrityError, InterfaceError, OperationalError
 
 from contracts.archives import UnsafeArchive, extract_tree
 from scoring import metrics
-from scoring.catalog import reference_extract, sandbox_backend, scratch_root, task_source_dir
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.engine.cli import read_batch_lines, read_result_line, score_argv, score_batch_argv
 from scoring.engine.judge_calls import requests_expanded
@@ -46,10 +45,11 @@ from scoring.judge_services import (
 from scoring.judging.settings import JUDGE_ROUNDS
 from scoring.judging.verdicts import details_completed
 from scoring.models import Instance, InstanceScore, ScoringRun
-from scoring.sandbox import SandboxBackend, SandboxError, SandboxResult
+from scoring.sandbox import SandboxBackend, SandboxError, SandboxResult, server_backend
 from scoring.sandbox.limits import scoring_limits
 from scoring.sandbox.process import disk_usage, scratch_tree
 from scoring.storage_errors import STORAGE_ERRORS
+from scoring.task_storage import reference_extract, scratch_root, task_source_dir
 
 logger = logging.getLogger(__name__)
 
@@ -330,7 +330,7 @@ def task_results_score(
         raise Instance.DoesNotExist(f"no instance {sorted(pending.keys() - rows.keys())[0]}")
     if {row.task_id for row in rows.values()} != {rows[next(iter(pending))].task_id}:
         raise ValueError("one sandbox scores the instances of one task: these belong to several")
-    backend = backend or sandbox_backend()
+    backend = backend or server_backend(settings.SCORING_SANDBOX)
     started = time.monotonic()
     every = [result for results in pending.values() for result in results]
     with scratch_tree("score-", scratch_root()) as tmp_path:

@@ -194,7 +194,7 @@ def page(browser: object) -> Iterator[object]:
 
 def load_catalog(task_ids: set[str] | None = None) -> object:
     """Load the real tasks/ (optionally a subset) into the catalog, committed for live servers."""
-    from scoring.catalog import catalog_load
+    from scoring.task_loading import catalog_load
 
     return catalog_load(only_tasks=task_ids)
 

@@ -25,9 +25,9 @@ def _sandbox_mode(previous: SandboxMode | None) -> SandboxMode:
     host is noticed without a restart). Printed at start and whenever it changes."""
     if previous is not None and previous.can_score:
         return previous
-    from scoring.catalog import sandbox_mode
+    from scoring.sandbox import server_mode
 
-    mode = sandbox_mode()
+    mode = server_mode(settings.SCORING_SANDBOX)
     if mode != previous:
         logger.log(logging.INFO if mode.can_score else logging.ERROR, "%s", mode.summary())
     return mode

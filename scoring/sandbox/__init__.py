@@ -17,7 +17,7 @@ from .base import (
     SandboxResult,
     UnknownBackend,
 )
-from .registry import BACKENDS, DEFAULT_BACKEND, get_backend
+from .registry import BACKENDS, DEFAULT_BACKEND, get_backend, server_backend, server_mode
 from .runtime import python_runtime_env, python_runtime_mounts
 
 __all__ = [
@@ -34,4 +34,6 @@ __all__ = [
     "get_backend",
     "python_runtime_env",
     "python_runtime_mounts",
+    "server_backend",
+    "server_mode",
 ]

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from proposals.models import Proposal, ReviewEvent, Revision
-from scoring.catalog import catalog_load
+from scoring.task_loading import catalog_load
 from tests.cli.agent_runs import cli, cli_env
 
 TINY = Path(__file__).resolve().parents[1] / "scoring" / "catalog" / "tiny_task"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.test import Client
 
-from scoring.catalog import catalog_load
+from scoring.task_loading import catalog_load
 
 TINY = Path(__file__).resolve().parents[1] / "scoring" / "catalog" / "tiny_task"
 

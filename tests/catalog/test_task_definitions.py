@@ -14,9 +14,9 @@ from django.test import Client
 
 from catalog import selectors
 from contracts.archives import extract_tree
-from scoring.catalog import catalog_load
 from scoring.generation import PRIVATE_META_KEYS
 from scoring.models import Task
+from scoring.task_loading import catalog_load
 
 pytestmark = pytest.mark.django_db
 

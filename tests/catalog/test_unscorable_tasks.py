@@ -11,8 +11,8 @@ from django.test import Client
 
 from contracts.bundle import build_bundle, write_archive
 from portal.submissions.models import Submission
-from scoring.catalog import catalog_load
 from scoring.models import Instance, Task
+from scoring.task_loading import catalog_load
 from tests.results_tree import write_result
 from tests.scoring.catalog.catalog_support import add_variant, make_root
 from tests.support import issue_token

@@ -30,9 +30,9 @@ from portal.submissions.models import Submission
 from proposals import revisions
 from proposals import services as proposal_services
 from proposals.files import IncomingFile
-from scoring.catalog import difficulty_record_summary
 from scoring.generation import read_task_dir
 from scoring.models import Dataset, Instance, Task
+from scoring.task_loading import difficulty_record_summary
 from tests.leaderboard.factories import RunSpec, profile_score, published_in_bulk, scored_runs
 from tests.results_tree import OS_SANDBOX
 from tests.support import OUR_CLI, OUTPUT_DIR, REPO, LiveServer, Persona, browser_login, cli_env

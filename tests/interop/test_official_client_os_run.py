@@ -11,8 +11,8 @@ import pytest
 from django.test import Client
 
 from portal.submissions.models import Submission
-from scoring.catalog import datasets_ensure
 from scoring.sandbox.docker_backend import DockerBackend
+from scoring.task_loading import datasets_ensure
 from tests.support import OUR_CLI, REFERENCE_AGENT, REPO, bundle_of, cli_env, issue_token, run_cli, strip_ansi
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

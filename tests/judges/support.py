@@ -45,8 +45,9 @@ def judged_catalog(django_db_setup: None, django_db_blocker: object, tmp_path_fa
     """The fixture task loaded (generated in the sandbox) and committed. Its seed42 instance (inputs and
     private reference) is unpacked under the seed31415 name too, so the official client's local scoring
     can score the very files the Portal scores."""
-    from scoring.catalog import catalog_load, reference_extract
     from scoring.models import Dataset, Instance, Task
+    from scoring.task_loading import catalog_load
+    from scoring.task_storage import reference_extract
 
     with django_db_blocker.unblock():  # type: ignore[attr-defined]
         report = catalog_load(tasks_root=LAYOUTS)

@@ -13,8 +13,8 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from portal.housekeeping import leftovers_sweep
-from scoring.catalog import scratch_root
 from scoring.sandbox.process import tree_remove
+from scoring.task_storage import scratch_root
 
 TWO_DAYS = 2 * 24 * 3600
 

@@ -34,7 +34,7 @@ def assert_security_headers(response: object, path: str) -> None:
 
 
 def _tiny_catalog(tmp_path: Path) -> None:
-    from scoring.catalog import catalog_load
+    from scoring.task_loading import catalog_load
 
     root = tmp_path / "tasks"
     shutil.copytree(TINY, root / "demo" / "tiny_sum")

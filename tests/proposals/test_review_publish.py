@@ -13,8 +13,8 @@ from proposals import jobs, services
 from proposals.files import IncomingFile
 from proposals.models import Proposal, ProposalJob
 from proposals.revisions import freeze_problems
-from scoring.catalog import task_source_dir
 from scoring.models import Instance, Task
+from scoring.task_storage import task_source_dir
 from tests.proposals.proposal_support import finished_job, task_files
 from tests.support import start_celery_worker, stop_celery_worker
 
@@ -176,12 +176,12 @@ def test_a_crash_mid_publish_leaves_the_catalog_as_it_was(submitter, maintainer,
     stop_celery_worker(proposal_worker)
     job = services.proposal_publish(maintainer=maintainer.user, proposal_id=second.id,
                                     dataset_names=["seed42", "seed31415"])
-    import scoring.catalog
+    import scoring.task_loading
 
     def worker_dies(link: Path, directory: Path) -> None:
         raise SystemExit("worker killed")
 
-    monkeypatch.setattr(scoring.catalog, "_swap_link", worker_dies)
+    monkeypatch.setattr(scoring.task_loading, "_swap_link", worker_dies)
     with pytest.raises(SystemExit):
         jobs.proposal_publish_run(job_id=job.pk)
     assert catalog_state(published) == before

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scoring.catalog import catalog_check
+from scoring.task_loading import catalog_check
 
 
 class Command(BaseCommand):

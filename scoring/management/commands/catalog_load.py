@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scoring.catalog import catalog_load
 from scoring.sandbox import SandboxError
+from scoring.task_loading import catalog_load
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ import shutil
 import pytest
 from django.core.files.storage import default_storage
 
-from scoring.catalog import catalog_load
 from scoring.models import Dataset, Instance, Task
+from scoring.task_loading import catalog_load
 from tests.hostile_yaml import alias_bomb
 from tests.scoring.catalog.catalog_support import add_variant, make_root, patch_generator
 from tests.support import read_archive_members

@@ -10,9 +10,9 @@ import pytest
 from django.conf import settings
 from django.core.files.storage import default_storage
 
-from scoring.catalog import catalog_install, catalog_load
 from scoring.generation import TaskProblem
 from scoring.models import Instance, Task
+from scoring.task_loading import catalog_install, catalog_load
 from tests.scoring.catalog.catalog_support import add_variant, make_root, patch_generator
 from tests.support import read_archive_members
 

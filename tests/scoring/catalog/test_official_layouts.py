@@ -15,8 +15,8 @@ import pytest
 from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
 
-from scoring.catalog import catalog_check, catalog_install, catalog_load
 from scoring.models import Instance, Task
+from scoring.task_loading import catalog_check, catalog_install, catalog_load
 from tests.hostile_yaml import alias_bomb
 from tests.scoring.catalog.catalog_support import FIXTURE
 from tests.support import enrol_totp, read_archive_members

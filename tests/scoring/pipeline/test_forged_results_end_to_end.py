@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from leaderboard import services as board
-from scoring.catalog import task_source_dir, task_source_store
 from scoring.models import InstanceScore, ScoringRun, Task
+from scoring.task_storage import task_source_dir, task_source_store
 from tests.scoring.pipeline.forgers import (
     ATEXIT_FORGER,
     FORGED,

@@ -15,8 +15,8 @@ from django.core.files.storage import default_storage
 from config.celery import app
 from contracts.bundle import build_bundle, write_archive
 from portal.submissions import services as submissions
-from scoring.catalog import catalog_load
 from scoring.models import Instance, InstanceScore, ScoringRun
+from scoring.task_loading import catalog_load
 from tests.results_tree import write_result
 from tests.support import read_archive_members, wait_until_scored
 

@@ -14,8 +14,7 @@ import pytest
 
 from cli_client.running.agent_exec import linux_ns_mounts, run_linux_ns
 from proposals.presubmit_sandbox import validate_in_sandbox
-from scoring.catalog import sandbox_backend, sandbox_mode
-from scoring.sandbox import Limits, get_backend
+from scoring.sandbox import Limits, get_backend, server_backend, server_mode
 from scoring.sandbox.modes import BWRAP_ROOT, BWRAP_UNPRIVILEGED, SandboxMode
 from scoring.sandbox.seccomp import DENIED_X86_64, SeccompUnsupported, filter_program
 from tests.support import deny_user_namespaces
@@ -100,7 +99,7 @@ def as_nobody(action) -> str:
 def test_not_root_the_portal_takes_bwrap_in_its_unprivileged_mode(settings):
     settings.SCORING_SANDBOX = "bwrap"
 
-    message = as_nobody(lambda: (sandbox_backend().name, sandbox_mode()))
+    message = as_nobody(lambda: (server_backend(settings.SCORING_SANDBOX).name, server_mode(settings.SCORING_SANDBOX)))
 
     assert message == f"returned ('bwrap', {SandboxMode(BWRAP_UNPRIVILEGED)!r})", message
 
@@ -108,8 +107,8 @@ def test_not_root_the_portal_takes_bwrap_in_its_unprivileged_mode(settings):
 def test_as_root_the_portal_gets_bwrap_with_per_run_uids(settings):
     settings.SCORING_SANDBOX = "bwrap"
 
-    assert sandbox_backend().name == "bwrap"
-    assert sandbox_mode() == SandboxMode(BWRAP_ROOT)
+    assert server_backend(settings.SCORING_SANDBOX).name == "bwrap"
+    assert server_mode(settings.SCORING_SANDBOX) == SandboxMode(BWRAP_ROOT)
 
 
 def test_a_local_cli_run_without_root_runs_with_the_whole_run_limits():
@@ -143,7 +142,7 @@ def refused_without_user_namespaces(action) -> str:
 def test_without_user_namespaces_the_portal_refuses_bwrap_with_the_reason(settings):
     settings.SCORING_SANDBOX = "bwrap"
 
-    message = refused_without_user_namespaces(sandbox_backend)
+    message = refused_without_user_namespaces(lambda: server_backend(settings.SCORING_SANDBOX))
 
     assert message.startswith("BackendUnavailable: bubblewrap cannot start a sandbox here as uid 65534: bwrap could "
                               "not set up the sandbox: bwrap: No permissions to create new namespace"), message

@@ -1,25 +1,22 @@
-"""Writes on the scoring side: the catalog, datasets and their generated instances."""
+"""Loading the catalog: the two datasets, each task directory read and checked (`catalog_check`), its instances
+generated twice in the sandbox, proven deterministic and stored (`catalog_load`); a published proposal's task put in
+all or nothing (`catalog_install`)."""
 
 import dataclasses
-import hashlib
 import logging
 import os
 import shutil
-import tarfile
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
 from contracts import difficulty
-from contracts.archives import extract_tree
 from scoring.engine import instance_id_for_seed, sample_params
 from scoring.generation import (
     TaskProblem,
@@ -36,10 +33,10 @@ from scoring.generation import (
     write_task_info,
 )
 from scoring.models import Dataset, Instance, Task
-from scoring.sandbox import BackendUnavailable, Limits, SandboxBackend, SandboxError, get_backend
+from scoring.sandbox import Limits, SandboxBackend, server_backend
 from scoring.sandbox.limits import generation_limits
-from scoring.sandbox.modes import SandboxMode
 from scoring.sandbox.process import scratch_tree
+from scoring.task_storage import scratch_root, storage_put, task_source_store
 
 logger = logging.getLogger(__name__)
 
@@ -57,28 +54,6 @@ DEFAULT_DATASETS = {
         "description": "Public references for local, non-official scoring with `asibench score`.",
     },
 }
-
-
-def sandbox_backend() -> SandboxBackend:
-    """The configured backend for the Portal's own runs (scoring, generation, proposal checks).
-    One that cannot enforce the server's limits on this host is refused, never run unlimited."""
-    backend = get_backend(settings.SCORING_SANDBOX)
-    problem = backend.mode().problem
-    if problem is not None:
-        raise BackendUnavailable(problem)
-    return backend
-
-
-def sandbox_mode() -> SandboxMode:
-    """The mode the Portal's own runs take on this host (ASIBENCH_SANDBOX), with why they cannot
-    run here, if they cannot: what a worker prints at start and records with its heartbeat."""
-    try:
-        return get_backend(settings.SCORING_SANDBOX).mode()
-    except SandboxError as exc:  # bwrap not installed, no seccomp table for this machine, …
-        return SandboxMode(f"{settings.SCORING_SANDBOX} (unavailable)", str(exc))
-    except Exception as exc:  # a check that broke is a problem to report, never a worker that stops beating
-        logger.exception("the sandbox check failed")
-        return SandboxMode(f"{settings.SCORING_SANDBOX} (unavailable)", f"the sandbox check failed: {exc!r}")
 
 
 def datasets_ensure() -> list[Dataset]:
@@ -115,44 +90,6 @@ class LoadReport:
     @property
     def failures(self) -> list[LoadLine]:
         return [line for line in self.lines if line.outcome == "failed"]
-
-
-def task_source_store(directory: Path, *, task_id: str, source_hash: str) -> str:
-    """The task's files as one archive in storage, named by their source hash: workers on any host
-    score from it, never from the disk of the host that loaded or published the task."""
-    name = f"private/tasks/{task_id}-{source_hash[:16]}.tar.gz"
-    members = sorted(p.name for p in directory.iterdir() if p.name != "__pycache__")
-    with scratch_tree("asibench-task-", scratch_root()) as tmp:
-        sha256, _ = build_archive(directory, members, task_id, tmp / "task.tar.gz")
-        return _store(tmp / "task.tar.gz", name, sha256)
-
-
-def task_source_dir(task: Task) -> Path:
-    """A local copy of the task's files, unpacked once per host from storage (keyed by the source
-    hash, so a changed task never reuses an old copy). Tasks stored without an archive (loaded
-    before archives existed) are read from `source_dir` until the next catalog load."""
-    if not task.source_archive:
-        return Path(task.source_dir)
-    cache = Path(settings.VAR_DIR) / "task-sources"
-    target = cache / task.source_hash / task.id
-    if target.is_dir():
-        return target
-    cache.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache))
-    try:
-        with default_storage.open(task.source_archive, "rb") as handle, tarfile.open(
-            fileobj=handle, mode="r:gz"
-        ) as tar:
-            extract_tree(tar, staging)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.rename(staging / task.id, target)
-        except OSError:
-            if not target.is_dir():  # not another worker process that got there first
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 def difficulty_record_summary(task_dir: Path, task_id: str) -> dict[str, Any]:
@@ -203,17 +140,6 @@ def _task_upsert(source: TaskSource, files: Path | None = None) -> Task:
     return task
 
 
-def _store(local: Path, name: str, sha256: str) -> str:
-    """Save under a content-addressed `name`; an intact file already there is reused."""
-    if default_storage.exists(name):
-        with default_storage.open(name, "rb") as stored:
-            if hashlib.file_digest(stored, "sha256").hexdigest() == sha256:
-                return name
-        default_storage.delete(name)
-    with local.open("rb") as handle:
-        return default_storage.save(name, File(handle, name=local.name))
-
-
 @dataclass(frozen=True)
 class BuiltInstance:
     """One generated instance, archived in a local scratch dir, not yet stored."""
@@ -240,7 +166,7 @@ def instance_build(
     Raises TaskProblem when the generator fails, times out, touches the network, leaves
     links or special files, or writes different bytes on the second run.
     """
-    backend = backend or sandbox_backend()
+    backend = backend or server_backend(settings.SCORING_SANDBOX)
     params = sample_params(source.task, dataset.seed)
     instance_id = instance_id_for_seed(source.task_id, dataset.seed)
     limits = limits or generation_limits(settings)
@@ -275,10 +201,10 @@ def instance_store(*, built: BuiltInstance, source: TaskSource, task: Task) -> I
     """
     dataset, instance_id = built.dataset, built.instance_id
     old = Instance.objects.filter(instance_id=instance_id).values_list("input_archive", "reference_archive").first()
-    input_name = _store(built.public_archive,
+    input_name = storage_put(built.public_archive,
                         f"datasets/{dataset.name}/{instance_id}-{built.public_sha256[:16]}.tar.gz",
                         built.public_sha256)
-    reference_name = _store(built.reference_archive,
+    reference_name = storage_put(built.reference_archive,
                             f"private/references/{dataset.name}/{instance_id}-{built.reference_sha256[:16]}.tar.gz",
                             built.reference_sha256)
     instance, _ = Instance.objects.update_or_create(
@@ -329,13 +255,6 @@ def seeds_reveal_each_other(built: list[BuiltInstance]) -> str | None:
 def catalog_roots() -> list[Path]:
     """Where task directories live: the repository's tasks/ and tasks published from proposals."""
     return [Path(settings.TASKS_DIR), Path(settings.PUBLISHED_TASKS_DIR)]
-
-
-def scratch_root() -> Path:
-    """Where sandboxed runs get their private temporary directories (same disk as VAR_DIR)."""
-    root = Path(settings.VAR_DIR) / "scratch"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
 
 
 @dataclass(frozen=True)
@@ -437,7 +356,7 @@ def catalog_load(
         Path(r) for r in (tasks_root or catalog_roots())
     ]
     # Before any write: without a usable sandbox no generator can run (BackendUnavailable, one line).
-    backend = backend or sandbox_backend()
+    backend = backend or server_backend(settings.SCORING_SANDBOX)
     datasets = {d.name: d for d in datasets_ensure()}
     wanted = [datasets[name] for name in dataset_names]
     # The operator's own task directories: official generators may run for minutes per instance.
@@ -465,44 +384,59 @@ def catalog_load(
         if source.definition_only:
             report.add(LoadLine(source.task_id, "", "definition", "definition only: not generated"), echo)
             continue
-        stale = []
-        for dataset in wanted:
-            current = Instance.objects.filter(task=task, dataset=dataset).first()
-            if current is not None and current.task_source_hash == source.source_hash:
-                report.add(LoadLine(source.task_id, dataset.name, "unchanged"), echo)
-            else:
-                stale.append(dataset)
-        with scratch_tree("asibench-gen-", scratch_root()) as tmp:
-            built = []
-            for dataset in stale:
-                try:
-                    built.append(instance_build(source=source, dataset=dataset, scratch=tmp / dataset.name,
-                                                backend=backend, limits=maintainer_limits))
-                except TaskProblem as exc:
-                    report.add(LoadLine(source.task_id, dataset.name, "failed", str(exc)), echo)
-            refused = seeds_reveal_each_other(built)
-            for item in built:
-                if refused:
-                    report.add(LoadLine(source.task_id, item.dataset.name, "failed", refused), echo)
-                    continue
-                with transaction.atomic():
-                    instance_store(built=item, source=source, task=task)
-                report.add(LoadLine(source.task_id, item.dataset.name, "generated"), echo)
+        _instances_generate(source, task, wanted, backend, maintainer_limits, report, echo)
     if only_tasks is None:
-        # Tasks published from proposals are the proposals' to retire: this host's published dir
-        # may simply not hold a task another worker host published.
-        gone = Task.objects.exclude(id__in=seen).exclude(status=Task.Status.RETIRED).exclude(
-            source_dir__startswith=str(settings.PUBLISHED_TASKS_DIR))
-        for task in gone:
-            report.add(LoadLine(task.id, "", "retired", "no longer on disk"), echo)
-        gone.update(status=Task.Status.RETIRED)
+        _tasks_gone_retire(seen, report, echo)
+    _tasks_failed_everywhere_drop(report)
+    return report
+
+
+def _instances_generate(source: TaskSource, task: Task, wanted: list[Dataset], backend: SandboxBackend,
+                        limits: Limits, report: LoadReport, echo: Callable[[str], None] | None) -> None:
+    """Generate and store the task's instances of `wanted` datasets whose task files changed (or that it lacks);
+    none is stored when the seeds' references would reveal each other."""
+    stale = []
+    for dataset in wanted:
+        current = Instance.objects.filter(task=task, dataset=dataset).first()
+        if current is not None and current.task_source_hash == source.source_hash:
+            report.add(LoadLine(source.task_id, dataset.name, "unchanged"), echo)
+        else:
+            stale.append(dataset)
+    with scratch_tree("asibench-gen-", scratch_root()) as tmp:
+        built = []
+        for dataset in stale:
+            try:
+                built.append(instance_build(source=source, dataset=dataset, scratch=tmp / dataset.name,
+                                            backend=backend, limits=limits))
+            except TaskProblem as exc:
+                report.add(LoadLine(source.task_id, dataset.name, "failed", str(exc)), echo)
+        refused = seeds_reveal_each_other(built)
+        for item in built:
+            if refused:
+                report.add(LoadLine(source.task_id, item.dataset.name, "failed", refused), echo)
+                continue
+            with transaction.atomic():
+                instance_store(built=item, source=source, task=task)
+            report.add(LoadLine(source.task_id, item.dataset.name, "generated"), echo)
+
+
+def _tasks_gone_retire(seen: set[str], report: LoadReport, echo: Callable[[str], None] | None) -> None:
+    # Tasks published from proposals are the proposals' to retire: this host's published dir
+    # may simply not hold a task another worker host published.
+    gone = Task.objects.exclude(id__in=seen).exclude(status=Task.Status.RETIRED).exclude(
+        source_dir__startswith=str(settings.PUBLISHED_TASKS_DIR))
+    for task in gone:
+        report.add(LoadLine(task.id, "", "retired", "no longer on disk"), echo)
+    gone.update(status=Task.Status.RETIRED)
+
+
+def _tasks_failed_everywhere_drop(report: LoadReport) -> None:
     # A task whose generation failed in every dataset has nothing to offer: keep it out.
     failed_everywhere = {
         line.task for line in report.failures if line.dataset
     } - {line.task for line in report.lines if line.outcome in {"generated", "unchanged"}}
     for task_id in failed_everywhere:
         Task.objects.filter(id=task_id, instances__isnull=True).delete()
-    return report
 
 
 def catalog_install(*, directory: Path, link: Path, dataset_names: Iterable[str]) -> Task:
@@ -553,13 +487,4 @@ def _swap_link(link: Path, directory: Path) -> None:
     temporary.unlink(missing_ok=True)
     temporary.symlink_to(directory.name)
     os.replace(temporary, link)
-
-
-def reference_extract(instance: Instance, dest: Path) -> Path:
-    """Unpack an instance's private reference/ into dest (scoring side only)."""
-    with default_storage.open(instance.reference_archive, "rb") as handle, tarfile.open(
-        fileobj=handle, mode="r:gz"
-    ) as tar:
-        extract_tree(tar, dest)
-    return dest / instance.instance_id / "reference"
 
