@@ -517,6 +517,9 @@ SCANNER_MAX_BYTES_PER_RESULT = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RESULT", 
 SCANNER_MAX_BYTES_PER_RUN = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RUN", 64 * 1024 * 1024, minimum=1024)
 PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
 PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)
+# A board row's "scored attempts": the scorings its owner confirmed on its dataset in this many days up to the
+# row's own (the attempt ledger, portal.submissions.models.ScoredAttempt).
+ATTEMPT_WINDOW_DAYS = env_int("ASIBENCH_ATTEMPT_WINDOW_DAYS", 30, minimum=1)
 # A run whose self-reported cost (or output tokens) differs from its recorded calls' by more than this share is
 # flagged for reviewers (portal.submissions.conformance).
 USAGE_MISMATCH_PERCENT = env_int("ASIBENCH_USAGE_MISMATCH_PERCENT", 20, minimum=1)

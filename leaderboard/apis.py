@@ -28,6 +28,8 @@ class LeaderboardApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("dataset", str), OpenApiParameter("domain", str),
                     OpenApiParameter("sort", str), OpenApiParameter("dir", str, enum=["asc", "desc"]),
+                    OpenApiParameter("show", str, enum=list(selectors.SHOW_CHOICES)),
+                    OpenApiParameter("trust", str, enum=["official", "repo-verified", "community"]),
                     OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
         responses={200: dict},
     )
@@ -44,6 +46,11 @@ class LeaderboardApi(APIView):
             "domain": query.domain,
             "sort": query.sort,
             "dir": "desc" if query.descending else "asc",
+            "show": query.show,
+            "trust": query.trust,
+            # Rows left out of the ranked view for not being complete; `show=incomplete` lists them.
+            "incomplete_count": selectors.board_incomplete_count(query),
+            "trust_labels": selectors.trust_legend(),
             "interval": interval_method(),
             "count": len(rows),
             "limit": limit,

@@ -39,6 +39,7 @@ class ReviewAction(models.Model):
         RESCORE = "rescore"
         UNPUBLISH = "unpublish"
         FINDING = "finding"  # a decision on a scanner finding
+        TRUST = "trust"  # a trust label set or changed
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="review_actions")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -103,6 +104,22 @@ class OutputFingerprint(models.Model):
         constraints = [models.UniqueConstraint(fields=["entry", "path"], name="one_fingerprint_per_result_file")]
 
 
+class TrustLabel(models.TextChoices):
+    """How far the maintainers vouch for a published run: the one definition the board, the entry page,
+    both exports and the legend read (`TRUST_MEANINGS`)."""
+
+    OFFICIAL = "official", "official"
+    REPO_VERIFIED = "repo-verified", "repo-verified"
+    COMMUNITY = "community", "community"
+
+
+TRUST_MEANINGS = {
+    TrustLabel.OFFICIAL: "fully reviewed, and its reproducibility verified by a passed spot validation",
+    TrustLabel.REPO_VERIFIED: "run by the maintainers themselves during review",
+    TrustLabel.COMMUNITY: "submitted by an outside user and reviewed; its reproducibility not verified",
+}
+
+
 class LeaderboardEntry(models.Model):
     """A published run as the public sees it. Only rows of this table are ever public."""
 
@@ -132,6 +149,11 @@ class LeaderboardEntry(models.Model):
     provenance = models.JSONField(default=dict)  # public summary only: no paths, no owner
     # What the run cost and took, with sources and coverage (leaderboard.costs.public_usage); {} when unknown.
     usage = models.JSONField(default=dict)
+    # The share of the official task set × B1–B4 scored validly (portal.submissions.outcomes.coverage); only
+    # complete runs are ranked.
+    coverage = models.JSONField(default=dict)
+    complete = models.BooleanField(default=False)
+    trust = models.CharField(max_length=16, choices=TrustLabel.choices, default=TrustLabel.COMMUNITY)
     scored_at = models.DateTimeField(null=True)
     published_at = models.DateTimeField(default=timezone.now)
 
@@ -162,6 +184,7 @@ class ModerationEvent(models.Model):
         # A maintainer's decision on a scanner finding the owner answered: the category and the decision,
         # never the finding's excerpt or the owner's answer.
         FINDING = "finding", "decision on a scanner finding"
+        TRUST = "trust", "trust label changed"
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="+")
     dataset = models.ForeignKey("scoring.Dataset", on_delete=models.PROTECT, related_name="+")

@@ -28,6 +28,7 @@ from leaderboard.models import (
     OutputFingerprint,
     ReviewAction,
     RunReview,
+    TrustLabel,
 )
 from leaderboard.selectors import board_cache_invalidate
 from portal.accounts.models import User
@@ -36,11 +37,12 @@ from portal.errors import Conflict, NotFound, PermissionDenied, PortalError, Val
 from portal.mail import mail_send
 from portal.public_urls import public_url
 from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
+from portal.submissions.outcomes import coverage_line
 from portal.submissions.reaper import submission_requeue
 from portal.submissions.scan_model import DETECTOR as MODEL_DETECTOR
 from portal.submissions.scan_tasks import scan_enqueue_on_commit
 from portal.submissions.scanners import CATEGORIES
-from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown
+from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown, scoring_coverage
 from portal.submissions.services import submission_rescore
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 from scoring.selectors import scoring_run_latest
@@ -118,6 +120,7 @@ def entry_snapshot(submission: Submission, scoring: ScoringRun) -> dict[str, Any
         "provenance": provenance_summary(submission, scoring),
         "usage": public_usage(submission.usage or {}, SubmissionEntry.objects.filter(submission=submission)
                               .values_list("task_id", "usage")),
+        "coverage": (cov := scoring_coverage(scoring)), "complete": bool(cov.get("complete")),
         "scored_at": scoring.finished_at or submission.scored_at,
     }
 
@@ -194,13 +197,16 @@ def _refresh_current(configuration: dict[str, Any]) -> None:
 
 
 def run_review_publish(*, submission_id: Any, actor: User, display_name: str, public_reason: str = "",
-                   override_inputs_mismatch: bool = False) -> LeaderboardEntry:
+                   override_inputs_mismatch: bool = False, override_incomplete: bool = False) -> LeaderboardEntry:
     """Publish the run's latest complete scoring under `display_name`. Repeating it changes nothing.
 
     A run whose results were made from other inputs than ours is published only with
-    `override_inputs_mismatch`, and the override is written to the audit log. The moderation log gets
-    a public row: a rescore when a published run's score changes, else a publish; `public_reason`
-    (or a default) says why."""
+    `override_inputs_mismatch`, and the override is written to the audit log. An incomplete run (not every
+    task and level of the official set scored validly) is published only with `override_incomplete` and a
+    `public_reason`: it is listed apart from the ranked rows, and the moderation log says why it is there.
+    The moderation log gets a public row: a rescore when a published run's score changes, else a publish;
+    `public_reason` (or a default) says why. A new entry is `repo-verified` when a maintainer made the run,
+    else `community`; a republished one keeps its label."""
     _require_maintainer(actor)
     name = " ".join((display_name or "").split())
     if not name:
@@ -221,12 +227,24 @@ def run_review_publish(*, submission_id: Any, actor: User, display_name: str, pu
             raise Conflict(f"{len(mismatched)} instance(s) of this run were made from inputs other than the ones "
                            f"this Portal generated (e.g. {', '.join(mismatched[:3])}); publishing it needs the "
                            "explicit inputs-mismatch override.", code="inputs_mismatch")
+        why = " ".join((public_reason or "").split())
+        cov = scoring_coverage(scoring)
+        if not cov.get("complete"):
+            if not override_incomplete:
+                raise Conflict(f"This run is incomplete: {coverage_line(cov)}. Publishing it needs the explicit "
+                               "incomplete-run override and a public reason; it would be listed apart, unranked.",
+                               code="incomplete")
+            if not why:
+                raise ValidationFailed("Publishing an incomplete run needs a public reason; the moderation log "
+                                       "shows it.", code="reason_required")
         existing = LeaderboardEntry.objects.filter(submission=submission).first()
         if existing and existing.scoring_run_id == scoring.id and existing.display_name == name:
             return existing  # pressed twice: same result as once, one audit row
         before = existing.mean if existing else None
         scores_before = [getattr(existing, column) for column in COLUMNS] if existing else None
-        row = {"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name,
+        trust = existing.trust if existing else (
+            TrustLabel.REPO_VERIFIED if user_is_maintainer(submission.owner) else TrustLabel.COMMUNITY)
+        row = {"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name, "trust": trust,
                "owner_id": submission.owner_id, "agent": submission.agent, "model": submission.model,
                "effort": submission.effort, "sandbox": submission.sandbox, "published_at": timezone.now(),
                **entry_snapshot(submission, scoring)}
@@ -236,10 +254,12 @@ def run_review_publish(*, submission_id: Any, actor: User, display_name: str, pu
             submission=submission, defaults=row, create_defaults={**row, "is_current": False})
         _refresh_current(configuration_of(submission))
         _decide(submission, actor, RunReview.State.PUBLISHED, display_name=name, reason="")
-        override = (f"published despite mismatched inputs ({', '.join(mismatched[:5])})"
-                    if mismatched else "")
-        _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring, reason=override)
-        why = " ".join((public_reason or "").split())
+        overrides = ([f"published despite mismatched inputs ({', '.join(mismatched[:5])})"] if mismatched else []) + (
+            [f"published incomplete ({coverage_line(cov)})"] if not cov.get("complete") else [])
+        _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring,
+             reason="; ".join(overrides))
+        if not cov.get("complete"):
+            why = f"Published incomplete, unranked ({coverage_line(cov)}): {why}"
         if scores_before is not None and scores_before != [getattr(entry, column) for column in COLUMNS]:
             _moderation(submission, ModerationEvent.Kind.RESCORE, why or DEFAULT_RESCORE_REASON, name,
                         before=before, after=entry.mean)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -28,7 +29,7 @@ from portal.templatetags.portal_tags import domain_label
 PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
 _COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), *[(c, c.upper() if c != "mean" else "Mean") for c in COLUMNS],
-                  ("cost", "$ / task"), ("tokens", "Tokens / task"), ("instances", "Instances"),
+                  ("cost", "$ / task"), ("tokens", "Tokens / task"), ("coverage", "Coverage"),
                   ("attempts", "Attempts"), ("date", "Published")]
 # The configuration is shown under each run's name (one column, so the board fits a laptop's width);
 # its parts still sort the board from the Run column's header.
@@ -41,16 +42,24 @@ def board(request: HttpRequest) -> HttpResponse:
         query = selectors.board_query_from(request.GET, datasets, lambda: domains)
     except PortalError as exc:
         return error_page(request, exc.detail, status=exc.status_code, code=exc.code)
-    base = {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {})}
+    base = _base_params(query)
     # The table and charts are the same for every visitor: cached as HTML until the next publish.
     # The page number in the key is the one the paginator settled on, never the raw parameter.
     page_no = selectors.board_page_number(query, request.GET.get("page"), PAGE_SIZE)
     body = selectors.board_cached("html", query, lambda: _board_body(query, base, page_no), extra=(str(page_no),))
     return render(request, "leaderboard/board.html", {
         "query": query, "datasets": datasets, "domains": domains, "body": mark_safe(body),
+        "show_choices": selectors.SHOW_CHOICES, "trust_legend": selectors.trust_legend(),
         "csv_url": "/leaderboard/export.csv?" + urlencode(base),
         "api_url": "/api/v1/leaderboard?" + urlencode(base),
     })
+
+
+def _base_params(query: selectors.BoardQuery) -> dict[str, str]:
+    """The board view's parameters other than sort and page, as links and exports carry them."""
+    return {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {}),
+            **({"show": query.show} if query.show != "ranked" else {}),
+            **({"trust": query.trust} if query.trust else {})}
 
 
 def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int) -> str:
@@ -61,7 +70,7 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int)
         active = key == query.sort
         flip = ("asc" if query.descending else "desc") if active else selectors.default_direction(key)
         return {"key": key, "title": title, "active": active,
-                "numeric": key in COLUMNS or key in {"rank", "cost", "tokens", "instances", "attempts"},
+                "numeric": key in COLUMNS or key in {"rank", "cost", "tokens", "coverage", "attempts"},
                 "arrow": ("▼" if query.descending else "▲") if active else "",
                 "url": "?" + urlencode({**base, "sort": key, "dir": flip})}
 
@@ -71,6 +80,10 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int)
         "configuration_sorts": [header(key, title) for key, title in _CONFIGURATION_SORTS],
         "charts": _charts(query, rows), "total": len(rows),
         "page_query": urlencode({**base, "sort": query.sort, "dir": "desc" if query.descending else "asc"}),
+        "incomplete": selectors.board_incomplete_count(query),
+        "incomplete_query": urlencode({**base, "show": "incomplete"}),
+        "ranked_query": urlencode({k: v for k, v in base.items() if k != "show"}),
+        "attempt_window": settings.ATTEMPT_WINDOW_DAYS,
     })
 
 

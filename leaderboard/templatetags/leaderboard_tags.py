@@ -4,7 +4,7 @@ from django import template
 from django.contrib.auth.models import AnonymousUser
 
 from leaderboard import selectors
-from leaderboard.models import RunReview
+from leaderboard.models import TRUST_MEANINGS, RunReview
 from portal.accounts.selectors import user_is_maintainer
 
 register = template.Library()
@@ -48,3 +48,9 @@ def pick(values: list[Any] | dict[str, Any] | None, key: Any) -> Any:
     except (KeyError, IndexError, TypeError):
         return None
 
+
+
+@register.filter
+def trust_meaning(label: str) -> str:
+    """What a trust label means, in the legend's words (leaderboard.models.TRUST_MEANINGS)."""
+    return TRUST_MEANINGS.get(label, "")

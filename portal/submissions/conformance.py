@@ -20,7 +20,8 @@ from contracts import PROMPT_LEVELS
 from contracts.client_identity import client_label, recorded_client
 from portal.submissions.bundle_verify import VerifiedBundle
 from portal.submissions.evidence import BENCHMARK_TIMEOUT_SECONDS
-from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.models import SubmissionEntry
+from portal.submissions.selectors import attempts_sharing_tasks
 from portal.submissions.usage import discrepancy, run_usage
 from scoring.models import Dataset
 
@@ -52,15 +53,16 @@ def _probing(bundle: VerifiedBundle, owner: Any, dataset: Dataset) -> dict[str, 
     """Flag when this is at least the Nth confirmed attempt by its owner at these tasks of the dataset and
     differs from the last such attempt in only a few results: the pattern of editing a handful of outputs
     and asking the scorer again. Attempts are grouped by owner, dataset and the tasks they share, never by
-    the bundle's own labels (agent, model, effort), which the uploader writes and could rename each time."""
+    the bundle's own labels (agent, model, effort), which the uploader writes and could rename each time: the
+    attempt ledger's rows (`ScoredAttempt`), the same that the board's "scored attempts" count."""
     tasks = {e.task_id for e in bundle.entries}
-    earlier = (Submission.objects.filter(confirmed_at__isnull=False, owner=owner, dataset=dataset)
-               .filter(id__in=SubmissionEntry.objects.filter(task_id__in=tasks).values("submission_id")))
-    count = earlier.count()
+    earlier = attempts_sharing_tasks(owner.id if hasattr(owner, "id") else owner, dataset.name, tasks)
+    count = len(earlier)
     if count + 1 < settings.PROBING_MIN_ATTEMPTS:
         return None
-    last = earlier.order_by("-confirmed_at").first()
-    assert last is not None
+    last = next((a.submission for a in earlier if a.submission_id is not None), None)
+    if last is None:
+        return None
     before = {base: _outputs_key(outputs) for base, outputs in
               SubmissionEntry.objects.filter(submission=last).values_list("base_name", "outputs")}
     now = {e.base_name: _outputs_key([{"path": o.path, "sha256": o.sha256} for o in e.outputs])

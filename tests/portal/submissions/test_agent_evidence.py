@@ -213,8 +213,9 @@ def test_the_published_board_and_its_exports_carry_no_evidence(run, maintainer, 
                                                 scored_at=timezone.now())
     ScoringRun.objects.create(submission=run, number=1, status=ScoringRun.Status.COMPLETE, finished_at=timezone.now(),
                               aggregate={"levels": {"b1": 10.0}, "overall": 10.0, "results_counted": 8})
-    board_entry = run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Public run")
-    for url in ("/leaderboard/", f"/leaderboard/entries/{board_entry.id}/", "/leaderboard/export.csv",
+    board_entry = run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Public run",
+                                     override_incomplete=True, public_reason="A partial run, listed apart.")
+    for url in ("/leaderboard/?show=all", f"/leaderboard/entries/{board_entry.id}/", "/leaderboard/export.csv",
                 "/api/v1/leaderboard"):
         response = client.get(url)
         assert response.status_code == 200, url
@@ -326,7 +327,11 @@ def test_whole_levels_without_results_are_flagged(catalog, submitter, tmp_path):
 
 
 def confirm(run: Submission) -> None:
+    """What Confirm leaves behind for the probing check: the confirmed run and its row in the attempt ledger."""
+    from portal.submissions.services import attempt_record
+
     Submission.objects.filter(id=run.id).update(status=Submission.Status.SCORED, confirmed_at=timezone.now())
+    attempt_record(run)
 
 
 def test_many_confirmed_attempts_with_small_changes_are_flagged_as_probing(catalog, submitter, tmp_path, settings):
