@@ -503,11 +503,15 @@ EVIDENCE_LOG_TAIL_CHARS = env_int("ASIBENCH_EVIDENCE_LOG_TAIL_CHARS", 16_000, mi
 # conformance): the sandbox the official rule prescribes, even where this Portal accepts more, and the
 # client versions expected (ASIBENCH_CLIENT_VERSIONS for both, or per dataset).
 _CLIENT_VERSIONS = env_str("ASIBENCH_CLIENT_VERSIONS", "0.2.0")
+# External tools (web search and the like, `allow_external_tools` in a result's provenance): the benchmark's runs
+# are made without them; a run that enabled them where its dataset's policy forbids them is flagged for reviewers.
 DATASET_RUN_POLICY = {
     "seed42": {"sandbox_modes": list(default_modes("official", "seed42")),
-               "client_versions": env_list("ASIBENCH_SEED42_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
+               "client_versions": env_list("ASIBENCH_SEED42_CLIENT_VERSIONS", _CLIENT_VERSIONS),
+               "external_tools": env_bool("ASIBENCH_SEED42_EXTERNAL_TOOLS", False)},
     "seed31415": {"sandbox_modes": list(default_modes("official", "seed31415")),
-                  "client_versions": env_list("ASIBENCH_SEED31415_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
+                  "client_versions": env_list("ASIBENCH_SEED31415_CLIENT_VERSIONS", _CLIENT_VERSIONS),
+                  "external_tools": env_bool("ASIBENCH_SEED31415_EXTERNAL_TOOLS", False)},
 }
 # Misconduct scanners (portal.submissions.scanning): queued for every new draft; each result's whole
 # result.json and the start and end of its outputs are read, within these budgets (past them a result is

@@ -28,7 +28,8 @@ from leaderboard.models import (
 from leaderboard.stats import Interval, rank_with_ties
 from portal.errors import NotFound, ValidationFailed
 from portal.submissions.conformance import KINDS as CONFORMANCE_KINDS
-from portal.submissions.models import ScanFinding, Submission
+from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
+from portal.submissions.outcomes import OUTCOMES, VALID_OUTCOMES, coverage_from_levels, result_outcome, score_end
 from portal.submissions.scanners import CATEGORIES
 from portal.submissions.selectors import (
     agent_evidence_summary,
@@ -36,9 +37,12 @@ from portal.submissions.selectors import (
     confirmed_attempts,
     confirmed_attempts_of,
     inputs_mismatched,
+    official_task_ids,
     scan_findings_summary,
     scored_attempts,
+    scoring_coverage,
 )
+from portal.submissions.tools import declared_tools as tools_declared
 from portal.submissions.usage import usage_rows
 from scoring.models import Dataset, InstanceScore, JudgeCall, ScoringRun, Task
 
@@ -269,7 +273,17 @@ def entry_public_detail(entry: LeaderboardEntry) -> dict[str, Any]:
             "provenance": entry.provenance, "overall": figures(entry.tasks),
             "scan": (entry.provenance or {}).get("scan") or {"state": "not_scanned"}, "categories": CATEGORIES,
             "moderation": list(moderation_log().filter(submission_id=entry.submission_id)),
-            "usage": usage_rows(entry.usage or {}), "consistency": entry_consistency(entry)}
+            "usage": usage_rows(entry.usage or {}), "consistency": entry_consistency(entry),
+            "coverage": entry.coverage or {}, "outcome_labels": OUTCOMES, "trust_legend": trust_legend(),
+            "tools": (entry.provenance or {}).get("tools") or {}, "scored_attempts": entry_scored_attempts(entry)}
+
+
+def entry_scored_attempts(entry: LeaderboardEntry) -> int | None:
+    """The entry's "scored attempts" (the attempt ledger, as on the board); None on public references."""
+    if entry.dataset.references_public:
+        return None
+    row = LeaderboardEntry.objects.filter(id=entry.id).annotate(n=scored_attempts("submission__")).values("n").first()
+    return int(row["n"]) if row else 0
 
 
 # --- the public moderation log ------------------------------------------------------------------
@@ -336,7 +350,13 @@ def flag_legend() -> dict[str, list[str]]:
             "configuration": list(CONFORMANCE_KINDS.values())}
 
 
-def queue_row(submission: Submission) -> dict[str, Any]:
+def queue_rows(submissions: Iterable[Submission]) -> list[dict[str, Any]]:
+    """The queue's rows; each dataset's official task set is read once for the page."""
+    official: dict[str, list[str]] = {}
+    return [queue_row(s, official) for s in submissions]
+
+
+def queue_row(submission: Submission, official: dict[str, list[str]] | None = None) -> dict[str, Any]:
     aggregate = submission.latest_aggregate or {}  # type: ignore[attr-defined]
     levels = aggregate.get("levels") or {}
     report = submission.report or {}
@@ -354,7 +374,20 @@ def queue_row(submission: Submission) -> dict[str, Any]:
         "conformance": [{"kind": c.get("kind"), "label": CONFORMANCE_KINDS.get(c.get("kind"), c.get("kind")),
                          "detail": c.get("detail", "")} for c in submission.conformance or []],
         "confirmed_attempts": submission.confirmed_attempts,  # type: ignore[attr-defined]
+        "coverage": _queue_coverage(submission, aggregate, {} if official is None else official),
     }
+
+
+def _queue_coverage(submission: Submission, aggregate: dict[str, Any],
+                    official: dict[str, list[str]]) -> dict[str, Any] | None:
+    """The latest scoring's coverage for the queue row; None until a scoring is complete."""
+    if submission.latest_status != ScoringRun.Status.COMPLETE:  # type: ignore[attr-defined]
+        return None
+    if aggregate.get("coverage"):
+        return dict(aggregate["coverage"])
+    if submission.dataset_id not in official:
+        official[submission.dataset_id] = official_task_ids(submission.dataset_id)
+    return coverage_from_levels(aggregate.get("tasks") or {}, official[submission.dataset_id])
 
 
 def run_review_get(submission_id: Any) -> Submission:
@@ -408,13 +441,21 @@ def run_review_detail(submission: Submission) -> dict[str, Any]:
                    .order_by("entry__base_name")) if current else [])
     entry = LeaderboardEntry.objects.filter(submission=submission).first()
     review = RunReview.objects.filter(submission=submission).select_related("decided_by").first()
+    for score in scores:
+        score.result_outcome = result_outcome(score_end(score.entry, score))  # type: ignore[attr-defined]
+        score.result_outcome_label = OUTCOMES[score.result_outcome]  # type: ignore[attr-defined]
+        score.valid = score.result_outcome in VALID_OUTCOMES  # type: ignore[attr-defined]
+    complete_scoring = current is not None and current.status == ScoringRun.Status.COMPLETE
     return {
         "run": submission, "review": review, "entry": entry, "levels": LEVELS,
+        "coverage": scoring_coverage(current) if complete_scoring else None,
+        "outcome_labels": OUTCOMES,
+        "trust_legend": trust_legend(), "declared_tools": declared_tools(submission),
         "scorings": [{"run": s, "levels": [(s.aggregate.get("levels") or {}).get(lv) for lv in LEVELS],
                       "overall": s.aggregate.get("overall"), "results": s.aggregate.get("results_counted")}
                      for s in scorings],
         "current": current, "scores": scores,
-        "failures": [s for s in scores if s.outcome == InstanceScore.Outcome.ERROR],
+        "failures": [s for s in scores if not s.valid],  # type: ignore[attr-defined]
         "zeros": sum(1 for s in scores if s.percent == 0),
         "flags": list(IntegrityFlag.objects.filter(submission=submission).select_related("other_submission__owner")),
         "actions": audit_log(submission),
@@ -432,6 +473,11 @@ def run_review_detail(submission: Submission) -> dict[str, Any]:
             status=JudgeCall.Status.ANSWERED).select_related("entry").order_by("entry__base_name", "key", "index"))
         if current else [],
     }
+
+
+def declared_tools(submission: Submission) -> dict[str, Any]:
+    """The run's declared tool mode and external-tools setting, from its results' provenance."""
+    return tools_declared(SubmissionEntry.objects.filter(submission=submission).values_list("provenance", flat=True))
 
 
 def publish_replaces(submission: Submission) -> LeaderboardEntry | None:

@@ -22,6 +22,7 @@ from contracts.sandbox_policy import sandbox_flag
 from leaderboard.costs import public_usage
 from leaderboard.figures import COLUMNS, figures
 from leaderboard.models import (
+    TRUST_MEANINGS,
     IntegrityFlag,
     LeaderboardEntry,
     ModerationEvent,
@@ -44,6 +45,7 @@ from portal.submissions.scan_tasks import scan_enqueue_on_commit
 from portal.submissions.scanners import CATEGORIES
 from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown, scoring_coverage
 from portal.submissions.services import submission_rescore
+from portal.submissions.tools import declared_tools as tools_declared
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 from scoring.selectors import scoring_run_latest
 
@@ -153,6 +155,8 @@ def provenance_summary(submission: Submission, scoring: ScoringRun) -> dict[str,
         "scoring_number": scoring.number, "engine_versions": sorted(engines),
         "scoring_sandboxes": sorted(backends), "task_revisions": dict(sorted(revisions.items())),
         "incomplete_results": len(submission.incomplete_instances or []),
+        "tools": tools_declared(SubmissionEntry.objects.filter(submission=submission)
+                                .values_list("provenance", flat=True)),
         "bundle_integrity_ok": submission.integrity_ok,
         **judged_summary(scoring),
         "scan": scan_summary_public(submission),
@@ -584,14 +588,33 @@ BULK_ACTIONS = ("publish", "reject", "rescore")
 MAX_BULK = 100
 
 
-def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: str = "") -> dict[str, Any]:
+def runs_incomplete(submission_ids: list[Any]) -> dict[str, str]:
+    """Of these runs, those whose latest complete scoring is incomplete: {id: coverage line}."""
+    latest: dict[Any, ScoringRun] = {}
+    for scoring in (ScoringRun.objects.filter(submission_id__in=submission_ids, status=ScoringRun.Status.COMPLETE)
+                    .select_related("submission").order_by("number")):
+        latest[scoring.submission_id] = scoring
+    found = {}
+    for submission_id, scoring in latest.items():
+        cov = scoring_coverage(scoring)
+        if not cov.get("complete"):
+            found[str(submission_id)] = coverage_line(cov)
+    return found
+
+
+def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: str = "",
+                    override_incomplete: bool = False) -> dict[str, Any]:
     """Apply one action to several runs, each through its own service call (its own transaction, audit
     row and e-mail), so one refused run does not stop the others. Publish uses each run's suggested name
     (or the name it was published under before); reject needs the one reason, given to every owner;
     `reason` is the public reason of a publish and the note of a rescore.
 
+    A publish that selects incomplete runs publishes nothing unless `override_incomplete` (with `reason`, the
+    public reason they are listed apart): the answer names them first.
+
     Returns {"done": [ids], "refused": [(id, message, reason code)], "findings": {id: [(severity, n)]} of the
-    selected runs that carry scanner findings}."""
+    selected runs that carry scanner findings, "incomplete": {id: coverage line} of the selected runs that are
+    incomplete}."""
     _require_maintainer(actor)
     if action not in BULK_ACTIONS:
         raise ValidationFailed(f"Unknown bulk action {action!r}; use {', '.join(BULK_ACTIONS)}.", code="bad_action")
@@ -602,6 +625,16 @@ def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reas
         raise ValidationFailed(f"Select at most {MAX_BULK} runs at once.", code="too_many")
     if action == "reject" and not (reason or "").strip():
         raise ValidationFailed("A rejection needs a reason; every owner will read it.", code="reason_required")
+    incomplete = runs_incomplete(ids)
+    if action == "publish" and incomplete:
+        if not override_incomplete:
+            raise Conflict(f"{len(incomplete)} of the {len(ids)} selected runs are incomplete, so nothing was "
+                           "published: " + "; ".join(f"{run[:8]} ({line})" for run, line in sorted(incomplete.items()))
+                           + ". Publish the complete ones alone, or tick the incomplete-run override and give a "
+                           "public reason.", code="incomplete")
+        if not (reason or "").strip():
+            raise ValidationFailed("Publishing incomplete runs needs a public reason; the moderation log shows it.",
+                                   code="reason_required")
     done: list[str] = []
     refused: list[tuple[str, str, str | None]] = []
     for submission_id in ids:
@@ -612,7 +645,8 @@ def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reas
                     raise NotFound("No such run.")
                 earlier = getattr(run, "review", None)
                 name = (earlier.display_name if earlier and earlier.display_name else suggested_display_name(run))
-                run_review_publish(submission_id=submission_id, actor=actor, display_name=name, public_reason=reason)
+                run_review_publish(submission_id=submission_id, actor=actor, display_name=name, public_reason=reason,
+                                   override_incomplete=override_incomplete)
             elif action == "reject":
                 run_review_reject(submission_id=submission_id, actor=actor, reason=reason)
             else:
@@ -621,4 +655,43 @@ def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reas
             refused.append((submission_id, getattr(exc, "detail", None) or str(exc), getattr(exc, "code", None)))
         else:
             done.append(submission_id)
-    return {"done": done, "refused": refused, "findings": runs_with_findings(ids)}
+    return {"done": done, "refused": refused, "findings": runs_with_findings(ids), "incomplete": incomplete}
+
+
+# --- trust labels -----------------------------------------------------------------------------
+
+def entry_trust_set(*, submission_id: Any, actor: User, label: str, reason: str) -> LeaderboardEntry:
+    """Set a published run's trust label (leaderboard.models.TrustLabel); a public moderation-log event with the
+    reason. `official` needs a passed spot validation of the run (none is drawn yet on this Portal, so it is
+    refused until one passes). Setting the label it has changes nothing."""
+    _require_maintainer(actor)
+    if label not in TrustLabel.values:
+        raise ValidationFailed(f"Unknown trust label {label[:30]!r}; use {', '.join(TrustLabel.values)}.",
+                               code="unknown_trust")
+    why = " ".join((reason or "").split())
+    if not why:
+        raise ValidationFailed("Say why the label changes; the reason is public in the moderation log.",
+                               code="reason_required")
+    with transaction.atomic():
+        submission = _locked(submission_id)
+        entry = LeaderboardEntry.objects.select_for_update().filter(submission=submission).first()
+        if entry is None:
+            raise Conflict("This run is not published; only published runs carry a trust label.", code="not_published")
+        if entry.trust == label:
+            return entry
+        if label == TrustLabel.OFFICIAL and not spot_validation_passed(submission):
+            raise Conflict("`official` needs a passed spot validation of this run; draw one from the review page.",
+                           code="no_spot_validation")
+        before = entry.trust
+        entry.trust = label
+        entry.save(update_fields=["trust"])
+        ReviewAction.objects.create(submission=submission, actor=actor, kind=ReviewAction.Kind.TRUST,
+                                    display_name=entry.display_name, reason=f"{before} → {label}: {why}")
+        _moderation(submission, ModerationEvent.Kind.TRUST, f"Trust label {before} → {label} "
+                    f"({TRUST_MEANINGS[TrustLabel(label)]}): {why}", entry.display_name)
+    return entry
+
+
+def spot_validation_passed(submission: Submission) -> bool:
+    """Whether a spot validation of this run passed (leaderboard.spot_validation); none exists yet."""
+    return False

@@ -15,6 +15,7 @@ urlpatterns = [
     path("review/<uuid:submission_id>/publish", views.run_review_publish, name="review-publish"),
     path("review/<uuid:submission_id>/reject", views.run_review_reject, name="review-reject"),
     path("review/<uuid:submission_id>/rescore", views.run_review_rescore, name="review-rescore"),
+    path("review/<uuid:submission_id>/trust", views.run_review_trust, name="review-trust"),
     path("review/<uuid:submission_id>/unpublish", views.run_review_unpublish, name="review-unpublish"),
     path("review/<uuid:submission_id>/rescan", views.run_review_rescan, name="review-rescan"),
     path("review/<uuid:submission_id>/findings/<int:finding_id>/decide", views.finding_decide,

@@ -195,7 +195,7 @@ def run_review_queue(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/review_queue.html", {
         "tab": tab, "tabs": selectors.QUEUE_TABS, "page": page, "levels": LEVELS,
         "flag_legend": selectors.flag_legend(),
-        "rows": [selectors.queue_row(s) for s in page.object_list],
+        "rows": selectors.queue_rows(page.object_list),
     })
 
 
@@ -223,7 +223,15 @@ def _act(request: HttpRequest, submission_id: str, action: Callable[..., Any], d
 def run_review_publish(request: HttpRequest, submission_id: str) -> HttpResponse:
     return _act(request, submission_id, services.run_review_publish, "Published on the leaderboard.",
                 display_name=request.POST.get("display_name", ""), public_reason=request.POST.get("public_reason", ""),
-                override_inputs_mismatch=request.POST.get("override_inputs_mismatch") == "1")
+                override_inputs_mismatch=request.POST.get("override_inputs_mismatch") == "1",
+                override_incomplete=request.POST.get("override_incomplete") == "1")
+
+
+@maintainer_only
+@require_POST
+def run_review_trust(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.entry_trust_set, "Trust label set; the moderation log says why.",
+                label=request.POST.get("trust", ""), reason=request.POST.get("reason", ""))
 
 
 @maintainer_only
@@ -280,12 +288,16 @@ def run_review_bulk(request: AuthedRequest) -> HttpResponse:
                     + urlencode({"tab": tab if tab in selectors.QUEUE_TABS else "pending"}))
     try:
         outcome = services.run_review_bulk(submission_ids=request.POST.getlist("runs"), actor=request.user,
-                                       action=request.POST.get("action", ""), reason=request.POST.get("reason", ""))
+                                       action=request.POST.get("action", ""), reason=request.POST.get("reason", ""),
+                                       override_incomplete=request.POST.get("override_incomplete") == "1")
     except PortalError as exc:
         messages.error(request, exc.detail, extra_tags=message_tag(exc.code))
         return back
     if outcome["done"]:
         messages.success(request, f"{request.POST.get('action')}: {len(outcome['done'])} run(s) done, each audited.")
+    if outcome["incomplete"]:
+        messages.warning(request, f"Incomplete among the selected runs ({len(outcome['incomplete'])}): " + "; ".join(
+            f"{run[:8]} ({line})" for run, line in sorted(outcome["incomplete"].items())) + ".")
     for submission_id, why, code in outcome["refused"]:
         messages.error(request, f"{submission_id[:8]}: {why}", extra_tags=message_tag(code))
     if outcome["findings"]:

@@ -22,6 +22,7 @@ from portal.submissions.bundle_verify import VerifiedBundle
 from portal.submissions.evidence import BENCHMARK_TIMEOUT_SECONDS
 from portal.submissions.models import SubmissionEntry
 from portal.submissions.selectors import attempts_sharing_tasks
+from portal.submissions.tools import declared_tools
 from portal.submissions.usage import discrepancy, run_usage
 from scoring.models import Dataset
 
@@ -34,6 +35,7 @@ KINDS = {
     "missing_levels": "whole levels without results",
     "probing": "many confirmed attempts with small changes",
     "usage_mismatch": "self-reported cost or tokens differ from the recorded calls",
+    "external_tools": "external tools enabled where the dataset's policy forbids them",
 }
 
 
@@ -101,14 +103,15 @@ def _usage_mismatch(bundle: VerifiedBundle) -> dict[str, str] | None:
                  f"(the limit is {settings.USAGE_MISMATCH_PERCENT} %)")
 
 
-def dataset_run_policy(dataset: Dataset) -> dict[str, list[str]]:
-    """The sandboxes and client versions `dataset`'s policy prescribes (settings.DATASET_RUN_POLICY); a
-    dataset the settings do not name is held to what it accepts and to the default client versions."""
+def dataset_run_policy(dataset: Dataset) -> dict[str, Any]:
+    """The sandboxes, client versions and external tools `dataset`'s policy prescribes
+    (settings.DATASET_RUN_POLICY); a dataset the settings do not name is held to what it accepts, the default
+    client versions and no external tools."""
     policy = settings.DATASET_RUN_POLICY.get(dataset.name)
     if policy is not None:
         return policy
     return {"sandbox_modes": list(dataset.accepted_sandbox_modes or []),
-            "client_versions": settings.DATASET_RUN_POLICY["seed42"]["client_versions"]}
+            "client_versions": settings.DATASET_RUN_POLICY["seed42"]["client_versions"], "external_tools": False}
 
 
 def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: dict[str, Any]) -> list[dict[str, str]]:
@@ -150,6 +153,10 @@ def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: d
     probe = _probing(bundle, configuration["owner"], dataset)
     if probe:
         flags.append(probe)
+    tools = declared_tools(e.provenance for e in bundle.entries)
+    if tools["enabled"] and not policy.get("external_tools", False):
+        flags.append(_flag("external_tools", f"{tools['enabled']} result(s) ran with external tools enabled "
+                           f"({tools['summary']}); {dataset.name}'s policy forbids them"))
     mismatch = _usage_mismatch(bundle)
     if mismatch:
         flags.append(mismatch)
