@@ -62,6 +62,11 @@ class IntegrityFlag(models.Model):
         SANDBOX_POLICY = "sandbox_policy", "provenance disagrees with the dataset's sandbox policy"
         TIMED_OUT_WITH_OUTPUTS = "timed_out_outputs", "marked as timed out but carries outputs"
         INPUTS_MISMATCH = "inputs_mismatch", "made from inputs other than the ones this Portal generated"
+        # Gate consistency (leaderboard.gate_consistency).
+        GATE_INCONSISTENT = "gate_inconsistent", "identical outputs pass the hard gates in one result, fail elsewhere"
+        SAME_ACROSS_LEVELS = "same_across_levels", "outputs identical across levels where the task forbids it"
+        SAME_ACROSS_TASKS = "same_across_tasks", "outputs byte-identical across different tasks"
+        GATES_VS_SCORES = "gates_vs_scores", "every gate passes while every scored check fails (or the reverse)"
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="integrity_flags")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -21,6 +21,7 @@ from contracts.agent_label import shown_label
 from contracts.sandbox_policy import sandbox_flag
 from leaderboard.costs import public_usage
 from leaderboard.figures import COLUMNS, figures
+from leaderboard.gate_consistency import GateRecord, gate_anomalies, outputs_vary_by_level
 from leaderboard.models import (
     TRUST_MEANINGS,
     IntegrityFlag,
@@ -492,6 +493,9 @@ def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
         flags += [IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.STALE_TASK_REVISION, base_name=base,
                                 detail=f"scored against task revision {used}; the current revision is {now}")
                   for base, used, now in stale]
+    if scoring is not None:
+        flags += _gate_flags(submission, scoring, entries, {p.entry_id: p.digest for p in prints
+                                                            if p.path == OutputFingerprint.SET_PATH})
     mirrored: list[IntegrityFlag] = []
     with transaction.atomic():
         # Replaced, not upserted: a task's declared outputs may have changed since the last computation.
@@ -522,6 +526,24 @@ def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
         IntegrityFlag.objects.bulk_create(flags, batch_size=1000)
         IntegrityFlag.objects.bulk_create(mirrored, ignore_conflicts=True)
     return flags
+
+
+def _gate_flags(submission: Submission, scoring: ScoringRun, entries: list[dict[str, Any]],
+                set_digests: dict[int, str]) -> list[IntegrityFlag]:
+    """The gate-consistency anomalies (leaderboard.gate_consistency) of the scoring's validly scored results."""
+    by_id = {e["id"]: e for e in entries}
+    records = [GateRecord(base_name=by_id[entry_id]["base_name"], task_id=by_id[entry_id]["task_id"],
+                          instance_id=by_id[entry_id]["instance_id"], prompt_level=by_id[entry_id]["prompt_level"],
+                          outputs_digest=set_digests.get(entry_id, ""), hard_gates_passed=passed,
+                          gate_results=list((result or {}).get("gate_results") or []),
+                          score_results=list((result or {}).get("score_results") or []))
+               for entry_id, passed, result in InstanceScore.objects.filter(
+                   scoring_run=scoring, outcome=InstanceScore.Outcome.SCORED).values_list(
+                   "entry_id", "hard_gates_passed", "result") if entry_id in by_id]
+    vary = {task_id for task_id, meta in Task.objects.filter(id__in={e["task_id"] for e in entries})
+            .values_list("id", "public_meta") if outputs_vary_by_level(meta)}
+    return [IntegrityFlag(submission=submission, kind=a.kind, base_name=a.base_name, detail=a.detail)
+            for a in gate_anomalies(records, vary)]
 
 
 def integrity_flags_compute_for_run(scoring_run_id: int) -> None:
