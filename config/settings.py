@@ -59,6 +59,19 @@ def env_int(name: str, default: int, minimum: int = 0) -> int:
     return value
 
 
+def env_float(name: str, default: float, minimum: float = 0.0) -> float:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+    if not value >= minimum or value == float("inf"):
+        raise ImproperlyConfigured(f"{name} must be a finite number >= {minimum}, got {raw!r}")
+    return value
+
+
 def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -524,6 +537,10 @@ PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10
 # A board row's "scored attempts": the scorings its owner confirmed on its dataset in this many days up to the
 # row's own (the attempt ledger, portal.submissions.models.ScoredAttempt).
 ATTEMPT_WINDOW_DAYS = env_int("ASIBENCH_ATTEMPT_WINDOW_DAYS", 30, minimum=1)
+# Spot validation (leaderboard.spot_validation): how many results a maintainer draws by default, and how many
+# points a re-run's score may differ from the original's (identical outputs must agree exactly).
+SPOT_VALIDATION_SAMPLE = env_int("ASIBENCH_SPOT_VALIDATION_SAMPLE", 4, minimum=1)
+SPOT_VALIDATION_TOLERANCE = env_float("ASIBENCH_SPOT_VALIDATION_TOLERANCE", 1.0)
 # A run whose self-reported cost (or output tokens) differs from its recorded calls' by more than this share is
 # flagged for reviewers (portal.submissions.conformance).
 USAGE_MISMATCH_PERCENT = env_int("ASIBENCH_USAGE_MISMATCH_PERCENT", 20, minimum=1)
@@ -590,6 +607,7 @@ CELERY_BEAT_SCHEDULE = {
 SCORING_RUN_COMPLETION_HOOKS = [
     "leaderboard.services.integrity_flags_compute_for_run",
     "leaderboard.services.owner_notify_scored",
+    "leaderboard.spot_validation.spot_validation_compare_for_run",
 ]
 # The optional model-based scanner (portal.submissions.scan_model): off unless a model is named AND the judge
 # endpoint (ASIBENCH_JUDGE_API_*, or a provider key) is configured; its calls are budgeted in tokens per run

@@ -40,6 +40,7 @@ class ReviewAction(models.Model):
         UNPUBLISH = "unpublish"
         FINDING = "finding"  # a decision on a scanner finding
         TRUST = "trust"  # a trust label set or changed
+        SPOT = "spot"  # a spot validation drawn, its re-run attached, or decided
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="review_actions")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -118,7 +119,7 @@ class TrustLabel(models.TextChoices):
     COMMUNITY = "community", "community"
 
 
-TRUST_MEANINGS = {
+TRUST_MEANINGS: dict[str, str] = {
     TrustLabel.OFFICIAL: "fully reviewed, and its reproducibility verified by a passed spot validation",
     TrustLabel.REPO_VERIFIED: "run by the maintainers themselves during review",
     TrustLabel.COMMUNITY: "submitted by an outside user and reviewed; its reproducibility not verified",
@@ -199,6 +200,35 @@ class ModerationEvent(models.Model):
     mean_before = models.FloatField(null=True)
     mean_after = models.FloatField(null=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class SpotValidation(models.Model):
+    """A spot validation of a run (leaderboard.spot_validation): k sampled (instance, level) results to re-run
+    with the same configuration, the seed that drew them (its SHA-256 shown at draw time, the seed itself once
+    decided), the re-run the submitter (or a maintainer) attached, and per sampled result both scores."""
+
+    class State(models.TextChoices):
+        DRAWN = "drawn", "waiting for the re-run"
+        PASSED = "passed", "passed"
+        FAILED = "failed", "failed"
+
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="spot_validations")
+    drawn_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    scoring_number = models.PositiveIntegerField()  # the scoring whose scores are the originals
+    seed = models.CharField(max_length=64)  # secret until decided
+    seed_sha256 = models.CharField(max_length=64)
+    sample = models.JSONField(default=list)  # [{"base_name", "instance_id", "task_id", "prompt_level", "original"}]
+    tolerance = models.FloatField()
+    state = models.CharField(max_length=8, choices=State.choices, default=State.DRAWN)
+    rerun = models.ForeignKey("submissions.Submission", null=True, on_delete=models.SET_NULL, related_name="+")
+    # Attached by a maintainer who made the re-run themselves: the evidence of `repo-verified`.
+    by_maintainers = models.BooleanField(default=False)
+    comparison = models.JSONField(default=list)  # [{"base_name", "original", "rerun", "identical_outputs", "agree"}]
+    created_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -8,6 +8,7 @@ board cache and e-mails the owner.
 import hashlib
 import json
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -33,6 +34,7 @@ from leaderboard.models import (
     TrustLabel,
 )
 from leaderboard.selectors import board_cache_invalidate
+from leaderboard.spot_validation import spot_validation_passed
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, NotFound, PermissionDenied, PortalError, ValidationFailed
@@ -528,7 +530,7 @@ def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
     return flags
 
 
-def _gate_flags(submission: Submission, scoring: ScoringRun, entries: list[dict[str, Any]],
+def _gate_flags(submission: Submission, scoring: ScoringRun, entries: Sequence[Mapping[str, Any]],
                 set_digests: dict[int, str]) -> list[IntegrityFlag]:
     """The gate-consistency anomalies (leaderboard.gate_consistency) of the scoring's validly scored results."""
     by_id = {e["id"]: e for e in entries}
@@ -684,8 +686,8 @@ def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reas
 
 def entry_trust_set(*, submission_id: Any, actor: User, label: str, reason: str) -> LeaderboardEntry:
     """Set a published run's trust label (leaderboard.models.TrustLabel); a public moderation-log event with the
-    reason. `official` needs a passed spot validation of the run (none is drawn yet on this Portal, so it is
-    refused until one passes). Setting the label it has changes nothing."""
+    reason. `official` needs a passed spot validation of the run (leaderboard.spot_validation). Setting the label
+    it has changes nothing."""
     _require_maintainer(actor)
     if label not in TrustLabel.values:
         raise ValidationFailed(f"Unknown trust label {label[:30]!r}; use {', '.join(TrustLabel.values)}.",
@@ -714,6 +716,4 @@ def entry_trust_set(*, submission_id: Any, actor: User, label: str, reason: str)
     return entry
 
 
-def spot_validation_passed(submission: Submission) -> bool:
-    """Whether a spot validation of this run passed (leaderboard.spot_validation); none exists yet."""
-    return False
+

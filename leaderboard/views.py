@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -18,9 +19,11 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from leaderboard import charts, costs, selectors, services
+from leaderboard import charts, costs, selectors, services, spot_validation
 from leaderboard.exports import rows_csv
 from leaderboard.figures import COLUMNS, LEVELS
+from leaderboard.models import SpotValidation
+from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
 from portal.guides.faq import message_tag
 from portal.pages import AuthedRequest, act_and_redirect, error_page, maintainer_only, not_found_page
@@ -209,6 +212,9 @@ def run_review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
     context["suggested_name"] = (context["review"].display_name if context["review"] and
                                  context["review"].display_name else services.suggested_display_name(submission))
     context["max_name"] = services.MAX_NAME
+    context["spot_validations"] = spot_validation.spot_validations_of(submission)
+    context["spot_sample"] = settings.SPOT_VALIDATION_SAMPLE
+    context["spot_tolerance"] = settings.SPOT_VALIDATION_TOLERANCE
     return render(request, "leaderboard/review_detail.html", context)
 
 
@@ -247,6 +253,33 @@ def run_review_rescore(request: HttpRequest, submission_id: str) -> HttpResponse
     return _act(request, submission_id, services.run_review_rescore,
                 "Rescore queued; the earlier scoring is kept for comparison.", reason=request.POST.get("reason", ""),
                 rejudge=request.POST.get("rejudge") == "1")
+
+
+@maintainer_only
+@require_POST
+def run_review_spot_draw(request: AuthedRequest, submission_id: str) -> HttpResponse:
+    raw = (request.POST.get("k") or "").strip()
+    k = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 4 else None
+    return act_and_redirect(
+        request, lambda: spot_validation.spot_validation_draw(submission_id=submission_id, actor=request.user, k=k),
+        then=lambda: redirect(f"{reverse('review-detail', args=[submission_id])}#spot-validation"),
+        success=lambda v: f"Spot validation drawn: {len(v.sample)} result(s); the submitter has been told.")
+
+
+@login_required
+@require_POST
+def spot_validation_attach(request: AuthedRequest, validation_id: int) -> HttpResponse:
+    """The owner (or a maintainer, with a run they made) names the re-run of a spot validation."""
+    def back() -> HttpResponse:
+        validation = SpotValidation.objects.filter(id=validation_id).values_list("submission_id", flat=True).first()
+        if validation is not None and user_is_maintainer(request.user):
+            return redirect(f"{reverse('review-detail', args=[validation])}#spot-validation")
+        return redirect(reverse("submission-detail", args=[validation]) if validation else "/")
+
+    return act_and_redirect(
+        request, lambda: spot_validation.spot_validation_attach(validation_id=validation_id, actor=request.user,
+                                                                rerun_id=request.POST.get("rerun", "")),
+        then=back, success=lambda v: f"Re-run attached; the spot validation is {v.get_state_display()}.")
 
 
 @maintainer_only

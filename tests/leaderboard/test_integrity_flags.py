@@ -36,9 +36,10 @@ def score(submission) -> None:
 
 
 def test_the_completion_hooks_are_the_leaderboards_flags_and_the_owners_mail():
-    from leaderboard import services
+    from leaderboard import services, spot_validation
 
-    assert completion_hooks() == [services.integrity_flags_compute_for_run, services.owner_notify_scored]
+    assert completion_hooks() == [services.integrity_flags_compute_for_run, services.owner_notify_scored,
+                                  spot_validation.spot_validation_compare_for_run]
 
 
 def test_a_clean_run_has_no_flags(catalog, submitter):
