@@ -89,7 +89,8 @@ def _mail_owner(validation_id: int) -> bool:
     body = (f"A maintainer drew a spot validation of your run {run.id} on {run.dataset_id}: re-run these "
             f"{len(validation.sample)} result(s) with the same configuration (agent, model, effort, sandbox):\n\n"
             f"{listed}\n\nWith either client, run the sampled tasks and levels:\n\n"
-            f"  asibench run ... {rerun_command(validation)}\n\nthen upload the bundle as usual, confirm it, and "
+            f"  asibench run ... {rerun_command(validation)}\n\n(this Portal's client also takes "
+            f"--spot-validation {validation.id} instead), then upload the bundle as usual, confirm it, and "
             "name it as the re-run on your run page. The sample was drawn with a seed whose SHA-256 is "
             f"{validation.seed_sha256}; the seed is shown once the validation is decided.")
     body += f"\n\nYour run: {public_url(reverse('submission-detail', args=[run.id]))}\n"
@@ -179,6 +180,26 @@ def spot_validation_compare_for_run(scoring_run_id: int) -> None:
     for validation_id in SpotValidation.objects.filter(rerun_id=submission_id, state=SpotValidation.State.DRAWN
                                                        ).values_list("id", flat=True):
         spot_validation_compare(validation_id=validation_id)
+
+
+def spot_validation_get_for(*, user: Any, validation_id: Any) -> SpotValidation:
+    """The validation if `user` owns its run or is a maintainer; NotFound otherwise (its existence is not told)."""
+    validation = SpotValidation.objects.select_related("submission").filter(id=validation_id).first()
+    if validation is None or not (user_is_maintainer(user) or validation.submission.owner_id == user.id):
+        raise NotFound("No such spot validation.")
+    return validation
+
+
+def spot_validation_public(validation: SpotValidation) -> dict[str, Any]:
+    """What the submitter's client needs to re-run the sample; the seed once decided; never the scores' detail."""
+    decided = validation.state != SpotValidation.State.DRAWN
+    return {"id": validation.id, "run": str(validation.submission_id), "dataset": validation.submission.dataset_id,
+            "state": validation.state, "seed_sha256": validation.seed_sha256,
+            "seed": validation.seed if decided else None,
+            "tasks": sorted({s["task_id"] for s in validation.sample}),
+            "prompt_levels": sorted({s["prompt_level"] for s in validation.sample}),
+            "sample": [{"instance_id": s["instance_id"], "task_id": s["task_id"], "prompt_level": s["prompt_level"]}
+                       for s in validation.sample]}
 
 
 def spot_validation_passed(submission: Submission) -> bool:
