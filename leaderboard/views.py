@@ -33,7 +33,7 @@ PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
 _COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), *[(c, c.upper() if c != "mean" else "Mean") for c in COLUMNS],
                   ("cost", "$ / task"), ("tokens", "Tokens / task"), ("coverage", "Coverage"),
-                  ("attempts", "Attempts"), ("date", "Published")]
+                  ("attempts", "Scored attempts"), ("date", "Published")]
 # The configuration is shown under each run's name (one column, so the board fits a laptop's width);
 # its parts still sort the board from the Run column's header.
 _CONFIGURATION_SORTS = [("agent", "agent"), ("model", "model"), ("effort", "effort"), ("sandbox", "sandbox")]
