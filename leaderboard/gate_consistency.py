@@ -2,9 +2,10 @@
 should look at before publishing (ASI-Bench's review flow). Pure; `leaderboard.services.integrity_flags_compute`
 turns each anomaly into an integrity flag with its evidence.
 
-- `gate_inconsistent`: byte-identical declared outputs of one instance pass its hard gates at one level and fail
-  them at another. Gates read the outputs and the instance's reference, not the prompt level: a deterministic
-  gate cannot do that, so either the gate is not deterministic or something other than the outputs decided.
+- `gate_inconsistent`: byte-identical declared outputs of one instance pass its hard gates in one result and fail
+  them in another, at another level of the run or in another run (`elsewhere`). Gates read the outputs and the
+  instance's reference, not the prompt level: a deterministic gate cannot do that, so either the gate is not
+  deterministic or something other than the outputs decided.
 - `same_across_levels`: identical outputs at every level it ran of a task whose metadata says its outputs must
   differ by level (`task_meta.yaml` `review: {outputs_vary_by_level: true}`).
 - `same_across_tasks`: byte-identical declared outputs for two different tasks, which have different inputs and
@@ -32,6 +33,7 @@ class GateRecord:
     hard_gates_passed: bool
     gate_results: list[dict[str, Any]]
     score_results: list[dict[str, Any]]
+    elsewhere: bool = False  # a result of another run, read only for `gate_inconsistent`
 
 
 @dataclass(frozen=True)
@@ -48,14 +50,15 @@ def _some(names: list[str]) -> str:
 def _inconsistent_gates(records: list[GateRecord]) -> list[Anomaly]:
     groups: dict[tuple[str, str], list[GateRecord]] = defaultdict(list)
     for r in records:
-        if r.outputs_digest and r.gate_results:
+        if r.outputs_digest and (r.gate_results or r.elsewhere):
             groups[(r.instance_id, r.outputs_digest)].append(r)
     found = []
     for (instance_id, digest), group in sorted(groups.items()):
         passed = [r.base_name for r in group if r.hard_gates_passed]
         failed = [r.base_name for r in group if not r.hard_gates_passed]
-        if passed and failed:
-            found.append(Anomaly("gate_inconsistent", failed[0],
+        ours = [r.base_name for r in group if not r.elsewhere]
+        if passed and failed and ours:
+            found.append(Anomaly("gate_inconsistent", sorted(set(ours) & set(failed) or set(ours))[0],
                                  f"identical outputs ({digest[:12]}) of {instance_id} pass the hard gates in "
                                  f"{_some(passed)} and fail them in {_some(failed)}"))
     return found
@@ -104,9 +107,11 @@ def _gates_vs_scores(records: list[GateRecord]) -> list[Anomaly]:
 
 
 def gate_anomalies(records: list[GateRecord], vary_by_level: set[str]) -> list[Anomaly]:
-    """The anomalies of one run's scored results; `vary_by_level`: the tasks whose outputs must differ by level."""
-    return [*_inconsistent_gates(records), *_same_across_levels(records, vary_by_level),
-            *_same_across_tasks(records), *_gates_vs_scores(records)]
+    """The anomalies of one run's scored results (and, for `gate_inconsistent`, other runs' results with the same
+    outputs, marked `elsewhere`); `vary_by_level`: the tasks whose outputs must differ by level."""
+    own = [r for r in records if not r.elsewhere]
+    return [*_inconsistent_gates(records), *_same_across_levels(own, vary_by_level),
+            *_same_across_tasks(own), *_gates_vs_scores(own)]
 
 
 def outputs_vary_by_level(public_meta: dict[str, Any]) -> bool:

@@ -542,10 +542,28 @@ def _gate_flags(submission: Submission, scoring: ScoringRun, entries: Sequence[M
                for entry_id, passed, result in InstanceScore.objects.filter(
                    scoring_run=scoring, outcome=InstanceScore.Outcome.SCORED).values_list(
                    "entry_id", "hard_gates_passed", "result") if entry_id in by_id]
+    records += _gate_records_elsewhere(submission, set(set_digests.values()))
     vary = {task_id for task_id, meta in Task.objects.filter(id__in={e["task_id"] for e in entries})
             .values_list("id", "public_meta") if outputs_vary_by_level(meta)}
     return [IntegrityFlag(submission=submission, kind=a.kind, base_name=a.base_name, detail=a.detail)
             for a in gate_anomalies(records, vary)]
+
+
+def _gate_records_elsewhere(submission: Submission, digests: set[str]) -> list[GateRecord]:
+    """Other runs' results with the same outputs as one of this run's (their latest scoring's gate verdict)."""
+    prints = dict(OutputFingerprint.objects.filter(path=OutputFingerprint.SET_PATH, digest__in=digests)
+                  .exclude(submission=submission).values_list("entry_id", "digest")[:1000])
+    latest: dict[int, tuple[int, bool, str, str]] = {}
+    for entry_id, number, passed, base, instance_id in (
+            InstanceScore.objects.filter(entry_id__in=prints, outcome=InstanceScore.Outcome.SCORED)
+            .values_list("entry_id", "scoring_run__number", "hard_gates_passed", "entry__base_name",
+                         "entry__instance_id")):
+        if entry_id not in latest or number > latest[entry_id][0]:
+            latest[entry_id] = (number, passed, base, instance_id)
+    return [GateRecord(base_name=f"{base} (another run)", task_id="", instance_id=instance_id, prompt_level="",
+                       outputs_digest=prints[entry_id], hard_gates_passed=passed, gate_results=[], score_results=[],
+                       elsewhere=True)
+            for entry_id, (_, passed, base, instance_id) in latest.items()]
 
 
 def integrity_flags_compute_for_run(scoring_run_id: int) -> None:

@@ -102,3 +102,15 @@ def test_the_flags_reach_the_review_page_and_the_queue_with_their_evidence(catal
     assert "all 20 hard-gate checks of 20 results pass while all 20 scored checks fail" in page
     queue = reviewer.get("/leaderboard/review/").content.decode()
     assert 'data-testid="queue-integrity">1 integrity flag<' in queue
+
+
+def test_identical_outputs_that_pass_the_gates_in_another_run_and_fail_them_here_are_flagged(catalog, submitter,
+                                                                                             other_user):
+    same = lambda base, level: output(base, base.rsplit("__", 1)[0])  # noqa: E731
+    passing = scored_run(RunSpec(owner=other_user.user, instances=catalog["seed42"], outputs=same))
+    assert flagged(passing, gated(lambda t, lv: True)).get("gate_inconsistent") is None
+    failing = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], outputs=same, model="again"))
+    flags = flagged(failing, gated(lambda t, lv: t != "biology.task_1"))
+    [flag] = flags["gate_inconsistent"]
+    assert flag.base_name == "biology.task_1__seed42__b1"
+    assert "pass the hard gates in biology.task_1__seed42__b1 (another run)" in flag.detail
