@@ -63,6 +63,7 @@ def test_a_draw_commits_to_its_seed_and_tells_the_submitter_on_the_page_and_by_m
     page = owner.get(f"/submit/submissions/{original.id}").content.decode()
     assert validation.seed_sha256 in page and validation.seed not in page  # committed, not revealed
     assert all(s["base_name"] in page for s in validation.sample)
+    assert ">Original<" not in page  # per-result scores are the maintainers': the owner sees none
     tasks = ",".join(sorted({s["task_id"] for s in validation.sample}))
     assert f"--tasks {tasks} --prompt-levels " in page
     [message] = mail.outbox
@@ -70,7 +71,7 @@ def test_a_draw_commits_to_its_seed_and_tells_the_submitter_on_the_page_and_by_m
     assert f"--tasks {tasks}" in message.body and validation.seed_sha256 in message.body
     assert validation.seed not in message.body
     review = reviewer.get(f"/leaderboard/review/{original.id}/").content.decode()
-    assert 'data-testid="spot-state">waiting for the re-run<' in review
+    assert 'data-testid="spot-state">waiting for the re-run<' in review and ">Original<" in review
 
 
 def test_a_rerun_with_identical_outputs_and_scores_passes_and_enables_official(catalog, original, submitter,
