@@ -59,6 +59,19 @@ def env_int(name: str, default: int, minimum: int = 0) -> int:
     return value
 
 
+def env_float(name: str, default: float, minimum: float = 0.0) -> float:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+    if not value >= minimum or value == float("inf"):
+        raise ImproperlyConfigured(f"{name} must be a finite number >= {minimum}, got {raw!r}")
+    return value
+
+
 def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -503,11 +516,15 @@ EVIDENCE_LOG_TAIL_CHARS = env_int("ASIBENCH_EVIDENCE_LOG_TAIL_CHARS", 16_000, mi
 # conformance): the sandbox the official rule prescribes, even where this Portal accepts more, and the
 # client versions expected (ASIBENCH_CLIENT_VERSIONS for both, or per dataset).
 _CLIENT_VERSIONS = env_str("ASIBENCH_CLIENT_VERSIONS", "0.2.0")
+# External tools (web search and the like, `allow_external_tools` in a result's provenance): the benchmark's runs
+# are made without them; a run that enabled them where its dataset's policy forbids them is flagged for reviewers.
 DATASET_RUN_POLICY = {
     "seed42": {"sandbox_modes": list(default_modes("official", "seed42")),
-               "client_versions": env_list("ASIBENCH_SEED42_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
+               "client_versions": env_list("ASIBENCH_SEED42_CLIENT_VERSIONS", _CLIENT_VERSIONS),
+               "external_tools": env_bool("ASIBENCH_SEED42_EXTERNAL_TOOLS", False)},
     "seed31415": {"sandbox_modes": list(default_modes("official", "seed31415")),
-                  "client_versions": env_list("ASIBENCH_SEED31415_CLIENT_VERSIONS", _CLIENT_VERSIONS)},
+                  "client_versions": env_list("ASIBENCH_SEED31415_CLIENT_VERSIONS", _CLIENT_VERSIONS),
+                  "external_tools": env_bool("ASIBENCH_SEED31415_EXTERNAL_TOOLS", False)},
 }
 # Misconduct scanners (portal.submissions.scanning): queued for every new draft; each result's whole
 # result.json and the start and end of its outputs are read, within these budgets (past them a result is
@@ -517,6 +534,13 @@ SCANNER_MAX_BYTES_PER_RESULT = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RESULT", 
 SCANNER_MAX_BYTES_PER_RUN = env_int("ASIBENCH_SCANNER_MAX_BYTES_PER_RUN", 64 * 1024 * 1024, minimum=1024)
 PROBING_MIN_ATTEMPTS = env_int("ASIBENCH_PROBING_MIN_ATTEMPTS", 3, minimum=2)
 PROBING_MAX_CHANGED_PERCENT = env_int("ASIBENCH_PROBING_MAX_CHANGED_PERCENT", 10)
+# A board row's "scored attempts": the scorings its owner confirmed on its dataset in this many days up to the
+# row's own (the attempt ledger, portal.submissions.models.ScoredAttempt).
+ATTEMPT_WINDOW_DAYS = env_int("ASIBENCH_ATTEMPT_WINDOW_DAYS", 30, minimum=1)
+# Spot validation (leaderboard.spot_validation): how many results a maintainer draws by default, and how many
+# points a re-run's score may differ from the original's (identical outputs must agree exactly).
+SPOT_VALIDATION_SAMPLE = env_int("ASIBENCH_SPOT_VALIDATION_SAMPLE", 4, minimum=1)
+SPOT_VALIDATION_TOLERANCE = env_float("ASIBENCH_SPOT_VALIDATION_TOLERANCE", 1.0)
 # A run whose self-reported cost (or output tokens) differs from its recorded calls' by more than this share is
 # flagged for reviewers (portal.submissions.conformance).
 USAGE_MISMATCH_PERCENT = env_int("ASIBENCH_USAGE_MISMATCH_PERCENT", 20, minimum=1)
@@ -583,6 +607,7 @@ CELERY_BEAT_SCHEDULE = {
 SCORING_RUN_COMPLETION_HOOKS = [
     "leaderboard.services.integrity_flags_compute_for_run",
     "leaderboard.services.owner_notify_scored",
+    "leaderboard.spot_validation.spot_validation_compare_for_run",
 ]
 # The optional model-based scanner (portal.submissions.scan_model): off unless a model is named AND the judge
 # endpoint (ASIBENCH_JUDGE_API_*, or a provider key) is configured; its calls are budgeted in tokens per run

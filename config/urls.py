@@ -26,6 +26,8 @@ api_v1: list[URLPattern | URLResolver] = [
     path("leaderboard", include("leaderboard.urls_api")),
     path("leaderboard/moderation", leaderboard_apis.ModerationLogApi.as_view(), name="api-leaderboard-moderation"),
     path("leaderboard/entries/<int:entry_id>", leaderboard_apis.EntryApi.as_view(), name="api-leaderboard-entry"),
+    path("spot-validations/<int:validation_id>", leaderboard_apis.SpotValidationApi.as_view(),
+         name="api-spot-validation"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
 

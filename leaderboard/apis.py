@@ -3,9 +3,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard import selectors
+from leaderboard import selectors, spot_validation
 from leaderboard.consistency import entry_consistency
 from leaderboard.exports import entry_public, interval_method, row_public
 from portal.pagination import page_bounds
@@ -28,6 +29,8 @@ class LeaderboardApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("dataset", str), OpenApiParameter("domain", str),
                     OpenApiParameter("sort", str), OpenApiParameter("dir", str, enum=["asc", "desc"]),
+                    OpenApiParameter("show", str, enum=list(selectors.SHOW_CHOICES)),
+                    OpenApiParameter("trust", str, enum=["official", "repo-verified", "community"]),
                     OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
         responses={200: dict},
     )
@@ -44,6 +47,11 @@ class LeaderboardApi(APIView):
             "domain": query.domain,
             "sort": query.sort,
             "dir": "desc" if query.descending else "asc",
+            "show": query.show,
+            "trust": query.trust,
+            # Rows left out of the ranked view for not being complete; `show=incomplete` lists them.
+            "incomplete_count": selectors.board_incomplete_count(query),
+            "trust_labels": selectors.trust_legend(),
             "interval": interval_method(),
             "count": len(rows),
             "limit": limit,
@@ -85,3 +93,13 @@ class ModerationLogApi(APIView):
         body = {"count": events.count(), "limit": limit, "offset": offset,
                 "events": [selectors.moderation_public(e) for e in events[offset:offset + limit]]}
         return HttpResponse(JSONRenderer().render(body), content_type="application/json")
+
+
+class SpotValidationApi(APIView):
+    """GET a spot validation of one of your runs: what to re-run (owner or maintainer; else 404). Our client's
+    `asibench run --spot-validation ID` reads it; the seed itself is not in it until the validation is decided."""
+
+    @extend_schema(responses={200: dict, 404: dict})
+    def get(self, request: Request, validation_id: int) -> Response:
+        validation = spot_validation.spot_validation_get_for(user=request.user, validation_id=validation_id)
+        return Response(spot_validation.spot_validation_public(validation))

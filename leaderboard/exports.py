@@ -35,12 +35,27 @@ def row_public(row: dict[str, Any]) -> dict[str, Any]:
         "instances_scored": row["instances_scored"],
         "task_count": row["task_count"],
         "confirmed_attempts": row["confirmed_attempts"],
+        # The owner's confirmed scorings on the dataset in the row's window (the attempt ledger); null where the
+        # dataset's references are public.
+        "scored_attempts": row["scored_attempts"],
+        # The share of the official task set × B1–B4 scored validly; only complete rows have a rank.
+        "coverage": coverage_public(row["coverage"]),
+        "complete": row["complete"],
+        "trust": row["trust"],
         "published_at": row["published_at"].isoformat() if row["published_at"] else None,
         "scored_at": row["scored_at"].isoformat() if row["scored_at"] else None,
         "url": f"/leaderboard/entries/{row['id']}/",
         "entry_url": f"/api/v1/leaderboard/entries/{row['id']}",
         "moderation_url": f"/leaderboard/entries/{row['id']}/#moderation",
     }
+
+
+COVERAGE_FIELDS = ("percent", "valid", "expected", "tasks_covered", "tasks_expected", "levels_missing", "invalid",
+                   "outcomes", "complete")
+
+
+def coverage_public(cov: dict[str, Any]) -> dict[str, Any]:
+    return {k: (cov or {}).get(k) for k in COVERAGE_FIELDS}
 
 
 def entry_public(entry: Any, consistency: dict[str, Any]) -> dict[str, Any]:
@@ -53,6 +68,7 @@ def entry_public(entry: Any, consistency: dict[str, Any]) -> dict[str, Any]:
         **{column: getattr(entry, column) for column in COLUMNS},
         "intervals": {column: intervals.get(column) for column in COLUMNS},
         "instances_scored": entry.instances_scored, "task_count": entry.task_count,
+        "coverage": coverage_public(entry.coverage), "complete": entry.complete, "trust": entry.trust,
         "tasks": entry.tasks or {},
         "usage": entry.usage or {},
         "consistency": consistency,
@@ -70,7 +86,8 @@ def interval_method() -> dict[str, Any]:
 CSV_HEADER = ["rank", "display_name", "dataset", "agent", "model", "effort", "sandbox",
               *[f"{c}{suffix}" for c in COLUMNS for suffix in ("", "_ci_low", "_ci_high")],
               "cost_per_task_usd", "cost_source", "tokens_per_task", "tokens_source",
-              "instances_scored", "task_count", "confirmed_attempts", "published_at", "scored_at", "url"]
+              "instances_scored", "task_count", "coverage_percent", "coverage_valid", "coverage_expected", "complete",
+              "trust", "confirmed_attempts", "scored_attempts", "published_at", "scored_at", "url"]
 
 
 # A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection");
@@ -95,10 +112,12 @@ def rows_csv(rows: Iterable[dict[str, Any]]) -> str:
             bounds = row["intervals"].get(column) or [None, None]
             figures += [row[column], bounds[0], bounds[1]]
         writer.writerow(map(csv_cell, [
-            row["rank"], row["display_name"], row["dataset"], row["agent"], row["model"], row["effort"],
-            row["sandbox"], *["" if v is None else v for v in figures],
+            "" if row["rank"] is None else row["rank"], row["display_name"], row["dataset"], row["agent"],
+            row["model"], row["effort"], row["sandbox"], *["" if v is None else v for v in figures],
             "" if row["cost_per_task_usd"] is None else row["cost_per_task_usd"], row["cost_source"],
             "" if row["tokens_per_task"] is None else row["tokens_per_task"], row["tokens_source"],
-            row["instances_scored"], row["task_count"],
-            row["confirmed_attempts"], row["published_at"] or "", row["scored_at"] or "", row["url"]]))
+            row["instances_scored"], row["task_count"], row["coverage"]["percent"], row["coverage"]["valid"],
+            row["coverage"]["expected"], "yes" if row["complete"] else "no", row["trust"],
+            row["confirmed_attempts"], "" if row["scored_attempts"] is None else row["scored_attempts"],
+            row["published_at"] or "", row["scored_at"] or "", row["url"]]))
     return out.getvalue()

@@ -39,6 +39,8 @@ class ReviewAction(models.Model):
         RESCORE = "rescore"
         UNPUBLISH = "unpublish"
         FINDING = "finding"  # a decision on a scanner finding
+        TRUST = "trust"  # a trust label set or changed
+        SPOT = "spot"  # a spot validation drawn, its re-run attached, or decided
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="review_actions")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -61,6 +63,11 @@ class IntegrityFlag(models.Model):
         SANDBOX_POLICY = "sandbox_policy", "provenance disagrees with the dataset's sandbox policy"
         TIMED_OUT_WITH_OUTPUTS = "timed_out_outputs", "marked as timed out but carries outputs"
         INPUTS_MISMATCH = "inputs_mismatch", "made from inputs other than the ones this Portal generated"
+        # Gate consistency (leaderboard.gate_consistency).
+        GATE_INCONSISTENT = "gate_inconsistent", "identical outputs pass the hard gates in one result, fail elsewhere"
+        SAME_ACROSS_LEVELS = "same_across_levels", "outputs identical across levels where the task forbids it"
+        SAME_ACROSS_TASKS = "same_across_tasks", "outputs byte-identical across different tasks"
+        GATES_VS_SCORES = "gates_vs_scores", "every gate passes while every scored check fails (or the reverse)"
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="integrity_flags")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -103,6 +110,22 @@ class OutputFingerprint(models.Model):
         constraints = [models.UniqueConstraint(fields=["entry", "path"], name="one_fingerprint_per_result_file")]
 
 
+class TrustLabel(models.TextChoices):
+    """How far the maintainers vouch for a published run: the one definition the board, the entry page,
+    both exports and the legend read (`TRUST_MEANINGS`)."""
+
+    OFFICIAL = "official", "official"
+    REPO_VERIFIED = "repo-verified", "repo-verified"
+    COMMUNITY = "community", "community"
+
+
+TRUST_MEANINGS: dict[str, str] = {
+    TrustLabel.OFFICIAL: "fully reviewed, and its reproducibility verified by a passed spot validation",
+    TrustLabel.REPO_VERIFIED: "run by the maintainers themselves during review",
+    TrustLabel.COMMUNITY: "submitted by an outside user and reviewed; its reproducibility not verified",
+}
+
+
 class LeaderboardEntry(models.Model):
     """A published run as the public sees it. Only rows of this table are ever public."""
 
@@ -132,6 +155,11 @@ class LeaderboardEntry(models.Model):
     provenance = models.JSONField(default=dict)  # public summary only: no paths, no owner
     # What the run cost and took, with sources and coverage (leaderboard.costs.public_usage); {} when unknown.
     usage = models.JSONField(default=dict)
+    # The share of the official task set × B1–B4 scored validly (portal.submissions.outcomes.coverage); only
+    # complete runs are ranked.
+    coverage = models.JSONField(default=dict)
+    complete = models.BooleanField(default=False)
+    trust = models.CharField(max_length=16, choices=TrustLabel.choices, default=TrustLabel.COMMUNITY)
     scored_at = models.DateTimeField(null=True)
     published_at = models.DateTimeField(default=timezone.now)
 
@@ -162,6 +190,7 @@ class ModerationEvent(models.Model):
         # A maintainer's decision on a scanner finding the owner answered: the category and the decision,
         # never the finding's excerpt or the owner's answer.
         FINDING = "finding", "decision on a scanner finding"
+        TRUST = "trust", "trust label changed"
 
     submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="+")
     dataset = models.ForeignKey("scoring.Dataset", on_delete=models.PROTECT, related_name="+")
@@ -171,6 +200,35 @@ class ModerationEvent(models.Model):
     mean_before = models.FloatField(null=True)
     mean_after = models.FloatField(null=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class SpotValidation(models.Model):
+    """A spot validation of a run (leaderboard.spot_validation): k sampled (instance, level) results to re-run
+    with the same configuration, the seed that drew them (its SHA-256 shown at draw time, the seed itself once
+    decided), the re-run the submitter (or a maintainer) attached, and per sampled result both scores."""
+
+    class State(models.TextChoices):
+        DRAWN = "drawn", "waiting for the re-run"
+        PASSED = "passed", "passed"
+        FAILED = "failed", "failed"
+
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="spot_validations")
+    drawn_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    scoring_number = models.PositiveIntegerField()  # the scoring whose scores are the originals
+    seed = models.CharField(max_length=64)  # secret until decided
+    seed_sha256 = models.CharField(max_length=64)
+    sample = models.JSONField(default=list)  # [{"base_name", "instance_id", "task_id", "prompt_level", "original"}]
+    tolerance = models.FloatField()
+    state = models.CharField(max_length=8, choices=State.choices, default=State.DRAWN)
+    rerun = models.ForeignKey("submissions.Submission", null=True, on_delete=models.SET_NULL, related_name="+")
+    # Attached by a maintainer who made the re-run themselves: the evidence of `repo-verified`.
+    by_maintainers = models.BooleanField(default=False)
+    comparison = models.JSONField(default=list)  # [{"base_name", "original", "rerun", "identical_outputs", "agree"}]
+    created_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

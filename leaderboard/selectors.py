@@ -11,16 +11,25 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.core.cache import cache
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Window
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
 
 from leaderboard.consistency import board_consistency, entry_consistency, published_runs
 from leaderboard.costs import board_figures
 from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, figures
-from leaderboard.models import IntegrityFlag, LeaderboardEntry, ModerationEvent, ReviewAction, RunReview
+from leaderboard.models import (
+    TRUST_MEANINGS,
+    IntegrityFlag,
+    LeaderboardEntry,
+    ModerationEvent,
+    ReviewAction,
+    RunReview,
+    TrustLabel,
+)
 from leaderboard.stats import Interval, rank_with_ties
 from portal.errors import NotFound, ValidationFailed
 from portal.submissions.conformance import KINDS as CONFORMANCE_KINDS
-from portal.submissions.models import ScanFinding, Submission
+from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
+from portal.submissions.outcomes import OUTCOMES, VALID_OUTCOMES, coverage_from_levels, result_outcome, score_end
 from portal.submissions.scanners import CATEGORIES
 from portal.submissions.selectors import (
     agent_evidence_summary,
@@ -28,25 +37,32 @@ from portal.submissions.selectors import (
     confirmed_attempts,
     confirmed_attempts_of,
     inputs_mismatched,
+    official_task_ids,
     scan_findings_summary,
+    scored_attempts,
+    scoring_coverage,
 )
+from portal.submissions.tools import declared_tools as tools_declared
 from portal.submissions.usage import usage_rows
 from scoring.models import Dataset, InstanceScore, JudgeCall, ScoringRun, Task
 
 GENERATION_KEY = "leaderboard:generation"
 CACHE_SECONDS = 24 * 3600
 SORT_KEYS = {"rank", "name", "agent", "model", "effort", "sandbox", *COLUMNS, "cost", "tokens", "instances", "attempts",
-             "date"}
+             "coverage", "date"}
+# Which rows a board view lists: the ranked complete runs (default), the incomplete ones (unranked), or both.
+SHOW_CHOICES = ("ranked", "incomplete", "all")
 # What a public row carries, for pages, JSON and CSV alike.
 ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort", "sandbox", *COLUMNS,
               "intervals", "cost_per_task", "cost_source", "tokens_per_task", "tokens_source", "instances_scored",
-              "task_count", "confirmed_attempts", "published_at", "scored_at")
+              "task_count", "confirmed_attempts", "scored_attempts", "coverage", "complete", "trust", "published_at",
+              "scored_at")
 # Columns read naturally A→Z / 1→n, and cost and tokens cheapest first; every other column starts with the best
 # (highest) first.
 ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox", "cost", "tokens"})
 _BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
                "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at", "provenance",
-               "usage")
+               "usage", "coverage", "complete", "trust")
 
 
 T = TypeVar("T")
@@ -71,6 +87,8 @@ class BoardQuery:
     domain: str | None = None
     sort: str = "mean"
     descending: bool = True
+    show: str = "ranked"  # SHOW_CHOICES
+    trust: str | None = None  # one TrustLabel, or every label
 
 
 def board_cached(part: str, query: "BoardQuery", build: Callable[[], T], *, per_sort: bool = True,
@@ -80,7 +98,8 @@ def board_cached(part: str, query: "BoardQuery", build: Callable[[], T], *, per_
     Keyed by the board generation, so a publish or unpublish retires every entry at once; `per_sort`
     says whether the sort order changes what `build` returns.
     """
-    key = f"leaderboard:{part}:{board_generation()}:{query.dataset}:{query.domain or '*'}"
+    key = (f"leaderboard:{part}:{board_generation()}:{query.dataset}:{query.domain or '*'}:{query.show}"
+           f":{query.trust or '*'}")
     if per_sort:
         key += f":{query.sort}:{int(query.descending)}"
     key += "".join(f":{value}" for value in extra)
@@ -128,7 +147,14 @@ def board_query_from(params: Any, datasets: list[Dataset],
     direction = params.get("dir")
     if direction not in ("asc", "desc"):
         direction = default_direction(sort)
-    return BoardQuery(dataset=dataset, domain=domain, sort=sort, descending=direction != "asc")
+    show = params.get("show") or "ranked"
+    if show not in SHOW_CHOICES:
+        raise ValidationFailed(f"Unknown view {show[:30]!r}; use {', '.join(SHOW_CHOICES)}.", code="unknown_show")
+    trust = params.get("trust") or None
+    if trust is not None and trust not in TrustLabel.values:
+        raise ValidationFailed(f"Unknown trust label {trust[:30]!r}; use {', '.join(TrustLabel.values)}.",
+                               code="unknown_trust")
+    return BoardQuery(dataset=dataset, domain=domain, sort=sort, descending=direction != "asc", show=show, trust=trust)
 
 
 def board_page_number(query: BoardQuery, raw: str | None, page_size: int) -> int:
@@ -144,15 +170,33 @@ def board_page_number(query: BoardQuery, raw: str | None, page_size: int) -> int
 
 
 def board_rows(query: BoardQuery) -> list[dict[str, Any]]:
-    """The board for a dataset (and domain), sorted. One query on a cold cache, none when warm."""
+    """The board for a dataset (and domain), the rows its view shows (`show`, `trust`), sorted. A few queries on
+    a cold cache, none when warm."""
     rows = board_cached("rows", query, lambda: _rows_uncached(query.dataset, query.domain), per_sort=False)
-    return sort_rows(rows, query.sort, query.descending)
+    return sort_rows(rows_shown(rows, query), query.sort, query.descending)
+
+
+def rows_shown(rows: list[dict[str, Any]], query: BoardQuery) -> list[dict[str, Any]]:
+    wanted = {"ranked": (True,), "incomplete": (False,), "all": (True, False)}[query.show]
+    return [r for r in rows if r["complete"] in wanted and (query.trust is None or r["trust"] == query.trust)]
+
+
+def board_incomplete_count(query: BoardQuery) -> int:
+    """How many rows of the board are incomplete (listed apart from the ranked ones), for the page's note."""
+    rows = board_cached("rows", query, lambda: _rows_uncached(query.dataset, query.domain), per_sort=False)
+    return sum(1 for r in rows if not r["complete"] and (query.trust is None or r["trust"] == query.trust))
+
+
+def trust_legend() -> list[dict[str, str]]:
+    return [{"label": str(label), "meaning": TRUST_MEANINGS[label]} for label in TrustLabel]
 
 
 def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
     entries = LeaderboardEntry.objects.filter(dataset_id=dataset, is_current=True)
     entries = entries.only(*_BOARD_ONLY, "tasks") if domain else entries.only(*_BOARD_ONLY)
-    entries = entries.annotate(confirmed_attempts=confirmed_attempts("submission__"), published_runs=published_runs())
+    entries = entries.annotate(confirmed_attempts=confirmed_attempts("submission__"), published_runs=published_runs(),
+                               scored_attempts=scored_attempts("submission__"),
+                               references_public=F("dataset__references_public"))
     current = list(entries.order_by("id"))
     repeated = board_consistency(current, domain)
     rows = []
@@ -168,12 +212,19 @@ def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
             **{c: figs[c] for c in COLUMNS}, "intervals": figs["intervals"],
             "instances_scored": figs["instances_scored"], "task_count": figs["task_count"],
             "confirmed_attempts": e.confirmed_attempts,
+            "scored_attempts": None if e.references_public else e.scored_attempts,
+            "coverage": e.coverage or {}, "coverage_percent": (e.coverage or {}).get("percent"),
+            "complete": e.complete, "trust": e.trust,
             "judge_scored": int((e.provenance or {}).get("judge_scored_results") or 0),
             **board_figures(e.usage, domain), "consistency": repeated.get(e.id),
             "published_at": e.published_at, "scored_at": e.scored_at,
         })
-    ranks = rank_with_ties([_interval(r, "mean") for r in rows])
-    for row, rank in zip(rows, ranks, strict=True):
+    # Only complete runs are ranked: a run that covers part of the benchmark is listed apart, unranked.
+    ranked = [r for r in rows if r["complete"]]
+    ranks = rank_with_ties([_interval(r, "mean") for r in ranked])
+    for row in rows:
+        row["rank"] = None
+    for row, rank in zip(ranked, ranks, strict=True):
         row["rank"] = rank
     return rows
 
@@ -183,7 +234,8 @@ def _interval(row: dict[str, Any], column: str) -> Interval | None:
     return Interval(row[column], bounds[0], bounds[1]) if bounds and row[column] is not None else None
 
 
-_SORT_FIELD = {"name": "display_name", "instances": "instances_scored", "attempts": "confirmed_attempts",
+_SORT_FIELD = {"name": "display_name", "instances": "instances_scored", "attempts": "scored_attempts",
+               "coverage": "coverage_percent",
                "date": "published_at", "cost": "cost_per_task", "tokens": "tokens_per_task"}
 
 
@@ -221,7 +273,17 @@ def entry_public_detail(entry: LeaderboardEntry) -> dict[str, Any]:
             "provenance": entry.provenance, "overall": figures(entry.tasks),
             "scan": (entry.provenance or {}).get("scan") or {"state": "not_scanned"}, "categories": CATEGORIES,
             "moderation": list(moderation_log().filter(submission_id=entry.submission_id)),
-            "usage": usage_rows(entry.usage or {}), "consistency": entry_consistency(entry)}
+            "usage": usage_rows(entry.usage or {}), "consistency": entry_consistency(entry),
+            "coverage": entry.coverage or {}, "outcome_labels": OUTCOMES, "trust_legend": trust_legend(),
+            "tools": (entry.provenance or {}).get("tools") or {}, "scored_attempts": entry_scored_attempts(entry)}
+
+
+def entry_scored_attempts(entry: LeaderboardEntry) -> int | None:
+    """The entry's "scored attempts" (the attempt ledger, as on the board); None on public references."""
+    if entry.dataset.references_public:
+        return None
+    row = LeaderboardEntry.objects.filter(id=entry.id).annotate(n=scored_attempts("submission__")).values("n").first()
+    return int(row["n"]) if row else 0
 
 
 # --- the public moderation log ------------------------------------------------------------------
@@ -288,7 +350,13 @@ def flag_legend() -> dict[str, list[str]]:
             "configuration": list(CONFORMANCE_KINDS.values())}
 
 
-def queue_row(submission: Submission) -> dict[str, Any]:
+def queue_rows(submissions: Iterable[Submission]) -> list[dict[str, Any]]:
+    """The queue's rows; each dataset's official task set is read once for the page."""
+    official: dict[str, list[str]] = {}
+    return [queue_row(s, official) for s in submissions]
+
+
+def queue_row(submission: Submission, official: dict[str, list[str]] | None = None) -> dict[str, Any]:
     aggregate = submission.latest_aggregate or {}  # type: ignore[attr-defined]
     levels = aggregate.get("levels") or {}
     report = submission.report or {}
@@ -306,7 +374,20 @@ def queue_row(submission: Submission) -> dict[str, Any]:
         "conformance": [{"kind": c.get("kind"), "label": CONFORMANCE_KINDS.get(c.get("kind"), c.get("kind")),
                          "detail": c.get("detail", "")} for c in submission.conformance or []],
         "confirmed_attempts": submission.confirmed_attempts,  # type: ignore[attr-defined]
+        "coverage": _queue_coverage(submission, aggregate, {} if official is None else official),
     }
+
+
+def _queue_coverage(submission: Submission, aggregate: dict[str, Any],
+                    official: dict[str, list[str]]) -> dict[str, Any] | None:
+    """The latest scoring's coverage for the queue row; None until a scoring is complete."""
+    if submission.latest_status != ScoringRun.Status.COMPLETE:  # type: ignore[attr-defined]
+        return None
+    if aggregate.get("coverage"):
+        return dict(aggregate["coverage"])
+    if submission.dataset_id not in official:
+        official[submission.dataset_id] = official_task_ids(submission.dataset_id)
+    return coverage_from_levels(aggregate.get("tasks") or {}, official[submission.dataset_id])
 
 
 def run_review_get(submission_id: Any) -> Submission:
@@ -360,13 +441,21 @@ def run_review_detail(submission: Submission) -> dict[str, Any]:
                    .order_by("entry__base_name")) if current else [])
     entry = LeaderboardEntry.objects.filter(submission=submission).first()
     review = RunReview.objects.filter(submission=submission).select_related("decided_by").first()
+    for score in scores:
+        score.result_outcome = result_outcome(score_end(score.entry, score))  # type: ignore[attr-defined]
+        score.result_outcome_label = OUTCOMES[score.result_outcome]  # type: ignore[attr-defined]
+        score.valid = score.result_outcome in VALID_OUTCOMES  # type: ignore[attr-defined]
+    complete_scoring = current is not None and current.status == ScoringRun.Status.COMPLETE
     return {
         "run": submission, "review": review, "entry": entry, "levels": LEVELS,
+        "coverage": scoring_coverage(current) if complete_scoring else None,
+        "outcome_labels": OUTCOMES,
+        "trust_legend": trust_legend(), "declared_tools": declared_tools(submission),
         "scorings": [{"run": s, "levels": [(s.aggregate.get("levels") or {}).get(lv) for lv in LEVELS],
                       "overall": s.aggregate.get("overall"), "results": s.aggregate.get("results_counted")}
                      for s in scorings],
         "current": current, "scores": scores,
-        "failures": [s for s in scores if s.outcome == InstanceScore.Outcome.ERROR],
+        "failures": [s for s in scores if not s.valid],  # type: ignore[attr-defined]
         "zeros": sum(1 for s in scores if s.percent == 0),
         "flags": list(IntegrityFlag.objects.filter(submission=submission).select_related("other_submission__owner")),
         "actions": audit_log(submission),
@@ -384,6 +473,11 @@ def run_review_detail(submission: Submission) -> dict[str, Any]:
             status=JudgeCall.Status.ANSWERED).select_related("entry").order_by("entry__base_name", "key", "index"))
         if current else [],
     }
+
+
+def declared_tools(submission: Submission) -> dict[str, Any]:
+    """The run's declared tool mode and external-tools setting, from its results' provenance."""
+    return tools_declared(SubmissionEntry.objects.filter(submission=submission).values_list("provenance", flat=True))
 
 
 def publish_replaces(submission: Submission) -> LeaderboardEntry | None:

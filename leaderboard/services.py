@@ -8,6 +8,7 @@ board cache and e-mails the owner.
 import hashlib
 import json
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -21,27 +22,33 @@ from contracts.agent_label import shown_label
 from contracts.sandbox_policy import sandbox_flag
 from leaderboard.costs import public_usage
 from leaderboard.figures import COLUMNS, figures
+from leaderboard.gate_consistency import GateRecord, gate_anomalies, outputs_vary_by_level
 from leaderboard.models import (
+    TRUST_MEANINGS,
     IntegrityFlag,
     LeaderboardEntry,
     ModerationEvent,
     OutputFingerprint,
     ReviewAction,
     RunReview,
+    TrustLabel,
 )
 from leaderboard.selectors import board_cache_invalidate
+from leaderboard.spot_validation import spot_validation_passed
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import Conflict, NotFound, PermissionDenied, PortalError, ValidationFailed
 from portal.mail import mail_send
 from portal.public_urls import public_url
 from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
+from portal.submissions.outcomes import coverage_line
 from portal.submissions.reaper import submission_requeue
 from portal.submissions.scan_model import DETECTOR as MODEL_DETECTOR
 from portal.submissions.scan_tasks import scan_enqueue_on_commit
 from portal.submissions.scanners import CATEGORIES
-from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown
+from portal.submissions.selectors import configuration_of, inputs_mismatched, score_shown, scoring_coverage
 from portal.submissions.services import submission_rescore
+from portal.submissions.tools import declared_tools as tools_declared
 from scoring.models import Dataset, InstanceScore, ScoringRun, Task
 from scoring.selectors import scoring_run_latest
 
@@ -118,6 +125,7 @@ def entry_snapshot(submission: Submission, scoring: ScoringRun) -> dict[str, Any
         "provenance": provenance_summary(submission, scoring),
         "usage": public_usage(submission.usage or {}, SubmissionEntry.objects.filter(submission=submission)
                               .values_list("task_id", "usage")),
+        "coverage": (cov := scoring_coverage(scoring)), "complete": bool(cov.get("complete")),
         "scored_at": scoring.finished_at or submission.scored_at,
     }
 
@@ -150,6 +158,8 @@ def provenance_summary(submission: Submission, scoring: ScoringRun) -> dict[str,
         "scoring_number": scoring.number, "engine_versions": sorted(engines),
         "scoring_sandboxes": sorted(backends), "task_revisions": dict(sorted(revisions.items())),
         "incomplete_results": len(submission.incomplete_instances or []),
+        "tools": tools_declared(SubmissionEntry.objects.filter(submission=submission)
+                                .values_list("provenance", flat=True)),
         "bundle_integrity_ok": submission.integrity_ok,
         **judged_summary(scoring),
         "scan": scan_summary_public(submission),
@@ -194,13 +204,16 @@ def _refresh_current(configuration: dict[str, Any]) -> None:
 
 
 def run_review_publish(*, submission_id: Any, actor: User, display_name: str, public_reason: str = "",
-                   override_inputs_mismatch: bool = False) -> LeaderboardEntry:
+                   override_inputs_mismatch: bool = False, override_incomplete: bool = False) -> LeaderboardEntry:
     """Publish the run's latest complete scoring under `display_name`. Repeating it changes nothing.
 
     A run whose results were made from other inputs than ours is published only with
-    `override_inputs_mismatch`, and the override is written to the audit log. The moderation log gets
-    a public row: a rescore when a published run's score changes, else a publish; `public_reason`
-    (or a default) says why."""
+    `override_inputs_mismatch`, and the override is written to the audit log. An incomplete run (not every
+    task and level of the official set scored validly) is published only with `override_incomplete` and a
+    `public_reason`: it is listed apart from the ranked rows, and the moderation log says why it is there.
+    The moderation log gets a public row: a rescore when a published run's score changes, else a publish;
+    `public_reason` (or a default) says why. A new entry is `repo-verified` when a maintainer made the run,
+    else `community`; a republished one keeps its label."""
     _require_maintainer(actor)
     name = " ".join((display_name or "").split())
     if not name:
@@ -221,12 +234,24 @@ def run_review_publish(*, submission_id: Any, actor: User, display_name: str, pu
             raise Conflict(f"{len(mismatched)} instance(s) of this run were made from inputs other than the ones "
                            f"this Portal generated (e.g. {', '.join(mismatched[:3])}); publishing it needs the "
                            "explicit inputs-mismatch override.", code="inputs_mismatch")
+        why = " ".join((public_reason or "").split())
+        cov = scoring_coverage(scoring)
+        if not cov.get("complete"):
+            if not override_incomplete:
+                raise Conflict(f"This run is incomplete: {coverage_line(cov)}. Publishing it needs the explicit "
+                               "incomplete-run override and a public reason; it would be listed apart, unranked.",
+                               code="incomplete")
+            if not why:
+                raise ValidationFailed("Publishing an incomplete run needs a public reason; the moderation log "
+                                       "shows it.", code="reason_required")
         existing = LeaderboardEntry.objects.filter(submission=submission).first()
         if existing and existing.scoring_run_id == scoring.id and existing.display_name == name:
             return existing  # pressed twice: same result as once, one audit row
         before = existing.mean if existing else None
         scores_before = [getattr(existing, column) for column in COLUMNS] if existing else None
-        row = {"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name,
+        trust = existing.trust if existing else (
+            TrustLabel.REPO_VERIFIED if user_is_maintainer(submission.owner) else TrustLabel.COMMUNITY)
+        row = {"scoring_run": scoring, "dataset_id": submission.dataset_id, "display_name": name, "trust": trust,
                "owner_id": submission.owner_id, "agent": submission.agent, "model": submission.model,
                "effort": submission.effort, "sandbox": submission.sandbox, "published_at": timezone.now(),
                **entry_snapshot(submission, scoring)}
@@ -236,10 +261,12 @@ def run_review_publish(*, submission_id: Any, actor: User, display_name: str, pu
             submission=submission, defaults=row, create_defaults={**row, "is_current": False})
         _refresh_current(configuration_of(submission))
         _decide(submission, actor, RunReview.State.PUBLISHED, display_name=name, reason="")
-        override = (f"published despite mismatched inputs ({', '.join(mismatched[:5])})"
-                    if mismatched else "")
-        _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring, reason=override)
-        why = " ".join((public_reason or "").split())
+        overrides = ([f"published despite mismatched inputs ({', '.join(mismatched[:5])})"] if mismatched else []) + (
+            [f"published incomplete ({coverage_line(cov)})"] if not cov.get("complete") else [])
+        _log(submission, actor, ReviewAction.Kind.PUBLISH, display_name=name, scoring=scoring,
+             reason="; ".join(overrides))
+        if not cov.get("complete"):
+            why = f"Published incomplete, unranked ({coverage_line(cov)}): {why}"
         if scores_before is not None and scores_before != [getattr(entry, column) for column in COLUMNS]:
             _moderation(submission, ModerationEvent.Kind.RESCORE, why or DEFAULT_RESCORE_REASON, name,
                         before=before, after=entry.mean)
@@ -468,6 +495,9 @@ def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
         flags += [IntegrityFlag(submission=submission, kind=IntegrityFlag.Kind.STALE_TASK_REVISION, base_name=base,
                                 detail=f"scored against task revision {used}; the current revision is {now}")
                   for base, used, now in stale]
+    if scoring is not None:
+        flags += _gate_flags(submission, scoring, entries, {p.entry_id: p.digest for p in prints
+                                                            if p.path == OutputFingerprint.SET_PATH})
     mirrored: list[IntegrityFlag] = []
     with transaction.atomic():
         # Replaced, not upserted: a task's declared outputs may have changed since the last computation.
@@ -498,6 +528,42 @@ def integrity_flags_compute(*, submission_id: Any) -> list[IntegrityFlag]:
         IntegrityFlag.objects.bulk_create(flags, batch_size=1000)
         IntegrityFlag.objects.bulk_create(mirrored, ignore_conflicts=True)
     return flags
+
+
+def _gate_flags(submission: Submission, scoring: ScoringRun, entries: Sequence[Mapping[str, Any]],
+                set_digests: dict[int, str]) -> list[IntegrityFlag]:
+    """The gate-consistency anomalies (leaderboard.gate_consistency) of the scoring's validly scored results."""
+    by_id = {e["id"]: e for e in entries}
+    records = [GateRecord(base_name=by_id[entry_id]["base_name"], task_id=by_id[entry_id]["task_id"],
+                          instance_id=by_id[entry_id]["instance_id"], prompt_level=by_id[entry_id]["prompt_level"],
+                          outputs_digest=set_digests.get(entry_id, ""), hard_gates_passed=passed,
+                          gate_results=list((result or {}).get("gate_results") or []),
+                          score_results=list((result or {}).get("score_results") or []))
+               for entry_id, passed, result in InstanceScore.objects.filter(
+                   scoring_run=scoring, outcome=InstanceScore.Outcome.SCORED).values_list(
+                   "entry_id", "hard_gates_passed", "result") if entry_id in by_id]
+    records += _gate_records_elsewhere(submission, set(set_digests.values()))
+    vary = {task_id for task_id, meta in Task.objects.filter(id__in={e["task_id"] for e in entries})
+            .values_list("id", "public_meta") if outputs_vary_by_level(meta)}
+    return [IntegrityFlag(submission=submission, kind=a.kind, base_name=a.base_name, detail=a.detail)
+            for a in gate_anomalies(records, vary)]
+
+
+def _gate_records_elsewhere(submission: Submission, digests: set[str]) -> list[GateRecord]:
+    """Other runs' results with the same outputs as one of this run's (their latest scoring's gate verdict)."""
+    prints = dict(OutputFingerprint.objects.filter(path=OutputFingerprint.SET_PATH, digest__in=digests)
+                  .exclude(submission=submission).values_list("entry_id", "digest")[:1000])
+    latest: dict[int, tuple[int, bool, str, str]] = {}
+    for entry_id, number, passed, base, instance_id in (
+            InstanceScore.objects.filter(entry_id__in=prints, outcome=InstanceScore.Outcome.SCORED)
+            .values_list("entry_id", "scoring_run__number", "hard_gates_passed", "entry__base_name",
+                         "entry__instance_id")):
+        if entry_id not in latest or number > latest[entry_id][0]:
+            latest[entry_id] = (number, passed, base, instance_id)
+    return [GateRecord(base_name=f"{base} (another run)", task_id="", instance_id=instance_id, prompt_level="",
+                       outputs_digest=prints[entry_id], hard_gates_passed=passed, gate_results=[], score_results=[],
+                       elsewhere=True)
+            for entry_id, (_, passed, base, instance_id) in latest.items()]
 
 
 def integrity_flags_compute_for_run(scoring_run_id: int) -> None:
@@ -564,14 +630,33 @@ BULK_ACTIONS = ("publish", "reject", "rescore")
 MAX_BULK = 100
 
 
-def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: str = "") -> dict[str, Any]:
+def runs_incomplete(submission_ids: list[Any]) -> dict[str, str]:
+    """Of these runs, those whose latest complete scoring is incomplete: {id: coverage line}."""
+    latest: dict[Any, ScoringRun] = {}
+    for scoring in (ScoringRun.objects.filter(submission_id__in=submission_ids, status=ScoringRun.Status.COMPLETE)
+                    .select_related("submission").order_by("number")):
+        latest[scoring.submission_id] = scoring
+    found = {}
+    for submission_id, scoring in latest.items():
+        cov = scoring_coverage(scoring)
+        if not cov.get("complete"):
+            found[str(submission_id)] = coverage_line(cov)
+    return found
+
+
+def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reason: str = "",
+                    override_incomplete: bool = False) -> dict[str, Any]:
     """Apply one action to several runs, each through its own service call (its own transaction, audit
     row and e-mail), so one refused run does not stop the others. Publish uses each run's suggested name
     (or the name it was published under before); reject needs the one reason, given to every owner;
     `reason` is the public reason of a publish and the note of a rescore.
 
+    A publish that selects incomplete runs publishes nothing unless `override_incomplete` (with `reason`, the
+    public reason they are listed apart): the answer names them first.
+
     Returns {"done": [ids], "refused": [(id, message, reason code)], "findings": {id: [(severity, n)]} of the
-    selected runs that carry scanner findings}."""
+    selected runs that carry scanner findings, "incomplete": {id: coverage line} of the selected runs that are
+    incomplete}."""
     _require_maintainer(actor)
     if action not in BULK_ACTIONS:
         raise ValidationFailed(f"Unknown bulk action {action!r}; use {', '.join(BULK_ACTIONS)}.", code="bad_action")
@@ -582,6 +667,16 @@ def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reas
         raise ValidationFailed(f"Select at most {MAX_BULK} runs at once.", code="too_many")
     if action == "reject" and not (reason or "").strip():
         raise ValidationFailed("A rejection needs a reason; every owner will read it.", code="reason_required")
+    incomplete = runs_incomplete(ids)
+    if action == "publish" and incomplete:
+        if not override_incomplete:
+            raise Conflict(f"{len(incomplete)} of the {len(ids)} selected runs are incomplete, so nothing was "
+                           "published: " + "; ".join(f"{run[:8]} ({line})" for run, line in sorted(incomplete.items()))
+                           + ". Publish the complete ones alone, or tick the incomplete-run override and give a "
+                           "public reason.", code="incomplete")
+        if not (reason or "").strip():
+            raise ValidationFailed("Publishing incomplete runs needs a public reason; the moderation log shows it.",
+                                   code="reason_required")
     done: list[str] = []
     refused: list[tuple[str, str, str | None]] = []
     for submission_id in ids:
@@ -592,7 +687,8 @@ def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reas
                     raise NotFound("No such run.")
                 earlier = getattr(run, "review", None)
                 name = (earlier.display_name if earlier and earlier.display_name else suggested_display_name(run))
-                run_review_publish(submission_id=submission_id, actor=actor, display_name=name, public_reason=reason)
+                run_review_publish(submission_id=submission_id, actor=actor, display_name=name, public_reason=reason,
+                                   override_incomplete=override_incomplete)
             elif action == "reject":
                 run_review_reject(submission_id=submission_id, actor=actor, reason=reason)
             else:
@@ -601,4 +697,41 @@ def run_review_bulk(*, submission_ids: list[Any], actor: User, action: str, reas
             refused.append((submission_id, getattr(exc, "detail", None) or str(exc), getattr(exc, "code", None)))
         else:
             done.append(submission_id)
-    return {"done": done, "refused": refused, "findings": runs_with_findings(ids)}
+    return {"done": done, "refused": refused, "findings": runs_with_findings(ids), "incomplete": incomplete}
+
+
+# --- trust labels -----------------------------------------------------------------------------
+
+def entry_trust_set(*, submission_id: Any, actor: User, label: str, reason: str) -> LeaderboardEntry:
+    """Set a published run's trust label (leaderboard.models.TrustLabel); a public moderation-log event with the
+    reason. `official` needs a passed spot validation of the run (leaderboard.spot_validation). Setting the label
+    it has changes nothing."""
+    _require_maintainer(actor)
+    if label not in TrustLabel.values:
+        raise ValidationFailed(f"Unknown trust label {label[:30]!r}; use {', '.join(TrustLabel.values)}.",
+                               code="unknown_trust")
+    why = " ".join((reason or "").split())
+    if not why:
+        raise ValidationFailed("Say why the label changes; the reason is public in the moderation log.",
+                               code="reason_required")
+    with transaction.atomic():
+        submission = _locked(submission_id)
+        entry = LeaderboardEntry.objects.select_for_update().filter(submission=submission).first()
+        if entry is None:
+            raise Conflict("This run is not published; only published runs carry a trust label.", code="not_published")
+        if entry.trust == label:
+            return entry
+        if label == TrustLabel.OFFICIAL and not spot_validation_passed(submission):
+            raise Conflict("`official` needs a passed spot validation of this run; draw one from the review page.",
+                           code="no_spot_validation")
+        before = entry.trust
+        entry.trust = label
+        entry.save(update_fields=["trust"])
+        ReviewAction.objects.create(submission=submission, actor=actor, kind=ReviewAction.Kind.TRUST,
+                                    display_name=entry.display_name, reason=f"{before} → {label}: {why}")
+        _moderation(submission, ModerationEvent.Kind.TRUST, f"Trust label {before} → {label} "
+                    f"({TRUST_MEANINGS[TrustLabel(label)]}): {why}", entry.display_name)
+    return entry
+
+
+

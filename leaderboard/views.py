@@ -8,7 +8,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -17,9 +19,11 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from leaderboard import charts, costs, selectors, services
+from leaderboard import charts, costs, selectors, services, spot_validation
 from leaderboard.exports import rows_csv
 from leaderboard.figures import COLUMNS, LEVELS
+from leaderboard.models import SpotValidation
+from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
 from portal.guides.faq import message_tag
 from portal.pages import AuthedRequest, act_and_redirect, error_page, maintainer_only, not_found_page
@@ -28,8 +32,8 @@ from portal.templatetags.portal_tags import domain_label
 PAGE_SIZE = 100
 QUEUE_PAGE_SIZE = 50
 _COLUMN_TITLES = [("rank", "Rank"), ("name", "Run"), *[(c, c.upper() if c != "mean" else "Mean") for c in COLUMNS],
-                  ("cost", "$ / task"), ("tokens", "Tokens / task"), ("instances", "Instances"),
-                  ("attempts", "Attempts"), ("date", "Published")]
+                  ("cost", "$ / task"), ("tokens", "Tokens / task"), ("coverage", "Coverage"),
+                  ("attempts", "Scored attempts"), ("date", "Published")]
 # The configuration is shown under each run's name (one column, so the board fits a laptop's width);
 # its parts still sort the board from the Run column's header.
 _CONFIGURATION_SORTS = [("agent", "agent"), ("model", "model"), ("effort", "effort"), ("sandbox", "sandbox")]
@@ -41,16 +45,24 @@ def board(request: HttpRequest) -> HttpResponse:
         query = selectors.board_query_from(request.GET, datasets, lambda: domains)
     except PortalError as exc:
         return error_page(request, exc.detail, status=exc.status_code, code=exc.code)
-    base = {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {})}
+    base = _base_params(query)
     # The table and charts are the same for every visitor: cached as HTML until the next publish.
     # The page number in the key is the one the paginator settled on, never the raw parameter.
     page_no = selectors.board_page_number(query, request.GET.get("page"), PAGE_SIZE)
     body = selectors.board_cached("html", query, lambda: _board_body(query, base, page_no), extra=(str(page_no),))
     return render(request, "leaderboard/board.html", {
         "query": query, "datasets": datasets, "domains": domains, "body": mark_safe(body),
+        "show_choices": selectors.SHOW_CHOICES, "trust_legend": selectors.trust_legend(),
         "csv_url": "/leaderboard/export.csv?" + urlencode(base),
         "api_url": "/api/v1/leaderboard?" + urlencode(base),
     })
+
+
+def _base_params(query: selectors.BoardQuery) -> dict[str, str]:
+    """The board view's parameters other than sort and page, as links and exports carry them."""
+    return {"dataset": query.dataset, **({"domain": query.domain} if query.domain else {}),
+            **({"show": query.show} if query.show != "ranked" else {}),
+            **({"trust": query.trust} if query.trust else {})}
 
 
 def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int) -> str:
@@ -61,7 +73,7 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int)
         active = key == query.sort
         flip = ("asc" if query.descending else "desc") if active else selectors.default_direction(key)
         return {"key": key, "title": title, "active": active,
-                "numeric": key in COLUMNS or key in {"rank", "cost", "tokens", "instances", "attempts"},
+                "numeric": key in COLUMNS or key in {"rank", "cost", "tokens", "coverage", "attempts"},
                 "arrow": ("▼" if query.descending else "▲") if active else "",
                 "url": "?" + urlencode({**base, "sort": key, "dir": flip})}
 
@@ -71,6 +83,10 @@ def _board_body(query: selectors.BoardQuery, base: dict[str, str], page_no: int)
         "configuration_sorts": [header(key, title) for key, title in _CONFIGURATION_SORTS],
         "charts": _charts(query, rows), "total": len(rows),
         "page_query": urlencode({**base, "sort": query.sort, "dir": "desc" if query.descending else "asc"}),
+        "incomplete": selectors.board_incomplete_count(query),
+        "incomplete_query": urlencode({**base, "show": "incomplete"}),
+        "ranked_query": urlencode({k: v for k, v in base.items() if k != "show"}),
+        "attempt_window": settings.ATTEMPT_WINDOW_DAYS,
     })
 
 
@@ -182,7 +198,7 @@ def run_review_queue(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/review_queue.html", {
         "tab": tab, "tabs": selectors.QUEUE_TABS, "page": page, "levels": LEVELS,
         "flag_legend": selectors.flag_legend(),
-        "rows": [selectors.queue_row(s) for s in page.object_list],
+        "rows": selectors.queue_rows(page.object_list),
     })
 
 
@@ -196,6 +212,9 @@ def run_review_detail(request: HttpRequest, submission_id: str) -> HttpResponse:
     context["suggested_name"] = (context["review"].display_name if context["review"] and
                                  context["review"].display_name else services.suggested_display_name(submission))
     context["max_name"] = services.MAX_NAME
+    context["spot_validations"] = spot_validation.spot_validations_of(submission)
+    context["spot_sample"] = settings.SPOT_VALIDATION_SAMPLE
+    context["spot_tolerance"] = settings.SPOT_VALIDATION_TOLERANCE
     return render(request, "leaderboard/review_detail.html", context)
 
 
@@ -210,7 +229,15 @@ def _act(request: HttpRequest, submission_id: str, action: Callable[..., Any], d
 def run_review_publish(request: HttpRequest, submission_id: str) -> HttpResponse:
     return _act(request, submission_id, services.run_review_publish, "Published on the leaderboard.",
                 display_name=request.POST.get("display_name", ""), public_reason=request.POST.get("public_reason", ""),
-                override_inputs_mismatch=request.POST.get("override_inputs_mismatch") == "1")
+                override_inputs_mismatch=request.POST.get("override_inputs_mismatch") == "1",
+                override_incomplete=request.POST.get("override_incomplete") == "1")
+
+
+@maintainer_only
+@require_POST
+def run_review_trust(request: HttpRequest, submission_id: str) -> HttpResponse:
+    return _act(request, submission_id, services.entry_trust_set, "Trust label set; the moderation log says why.",
+                label=request.POST.get("trust", ""), reason=request.POST.get("reason", ""))
 
 
 @maintainer_only
@@ -226,6 +253,33 @@ def run_review_rescore(request: HttpRequest, submission_id: str) -> HttpResponse
     return _act(request, submission_id, services.run_review_rescore,
                 "Rescore queued; the earlier scoring is kept for comparison.", reason=request.POST.get("reason", ""),
                 rejudge=request.POST.get("rejudge") == "1")
+
+
+@maintainer_only
+@require_POST
+def run_review_spot_draw(request: AuthedRequest, submission_id: str) -> HttpResponse:
+    raw = (request.POST.get("k") or "").strip()
+    k = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 4 else None
+    return act_and_redirect(
+        request, lambda: spot_validation.spot_validation_draw(submission_id=submission_id, actor=request.user, k=k),
+        then=lambda: redirect(f"{reverse('review-detail', args=[submission_id])}#spot-validation"),
+        success=lambda v: f"Spot validation drawn: {len(v.sample)} result(s); the submitter has been told.")
+
+
+@login_required
+@require_POST
+def spot_validation_attach(request: AuthedRequest, validation_id: int) -> HttpResponse:
+    """The owner (or a maintainer, with a run they made) names the re-run of a spot validation."""
+    def back() -> HttpResponse:
+        validation = SpotValidation.objects.filter(id=validation_id).values_list("submission_id", flat=True).first()
+        if validation is not None and user_is_maintainer(request.user):
+            return redirect(f"{reverse('review-detail', args=[validation])}#spot-validation")
+        return redirect(reverse("submission-detail", args=[validation]) if validation else "/")
+
+    return act_and_redirect(
+        request, lambda: spot_validation.spot_validation_attach(validation_id=validation_id, actor=request.user,
+                                                                rerun_id=request.POST.get("rerun", "")),
+        then=back, success=lambda v: f"Re-run attached; the spot validation is {v.get_state_display()}.")
 
 
 @maintainer_only
@@ -267,12 +321,16 @@ def run_review_bulk(request: AuthedRequest) -> HttpResponse:
                     + urlencode({"tab": tab if tab in selectors.QUEUE_TABS else "pending"}))
     try:
         outcome = services.run_review_bulk(submission_ids=request.POST.getlist("runs"), actor=request.user,
-                                       action=request.POST.get("action", ""), reason=request.POST.get("reason", ""))
+                                       action=request.POST.get("action", ""), reason=request.POST.get("reason", ""),
+                                       override_incomplete=request.POST.get("override_incomplete") == "1")
     except PortalError as exc:
         messages.error(request, exc.detail, extra_tags=message_tag(exc.code))
         return back
     if outcome["done"]:
         messages.success(request, f"{request.POST.get('action')}: {len(outcome['done'])} run(s) done, each audited.")
+    if outcome["incomplete"]:
+        messages.warning(request, f"Incomplete among the selected runs ({len(outcome['incomplete'])}): " + "; ".join(
+            f"{run[:8]} ({line})" for run, line in sorted(outcome["incomplete"].items())) + ".")
     for submission_id, why, code in outcome["refused"]:
         messages.error(request, f"{submission_id[:8]}: {why}", extra_tags=message_tag(code))
     if outcome["findings"]:

@@ -68,6 +68,9 @@ def summary_table(outcomes: list[Outcome], attempts: int) -> Table:
 @click.option("--tasks-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("tasks"),
               show_default=True, help="Task catalog (declared outputs, versions, runtime).")
 @click.option("--prompt-levels", default=",".join(PROMPT_LEVELS), show_default=True)
+@click.option("--spot-validation", "spot_validation", type=int, default=None,
+              help="Re-run a spot validation's sample: its tasks and levels, read from the Portal you are logged in "
+                   "to (replaces --tasks and --prompt-levels).")
 @click.option("--timeout", type=int, default=10800, show_default=True, help="Seconds per agent run.")
 @click.option("--attempts", type=int, default=1, show_default=True,
               help="Runs per (instance, level); attempt N>1 is saved as __attempt<N>.")
@@ -83,7 +86,8 @@ def summary_table(outcomes: list[Outcome], attempts: int) -> Table:
 @pass_cli
 def run(cli_ctx: CliContext, instances_dir: Path, agent_cmd: str, sandbox: str, image: str | None,
         network: str | None, tasks_csv: str | None,
-        tasks_dir: Path, prompt_levels: str, timeout: int, attempts: int, agent_config: str | None,
+        tasks_dir: Path, prompt_levels: str, spot_validation: int | None, timeout: int, attempts: int,
+        agent_config: str | None,
         ro_mounts: tuple[Path, ...], pass_env: tuple[str, ...], keep_workspaces: bool,
         output_dir: Path) -> None:
     """Run an agent command on every instance and prompt level; write a results tree for `submit`/`score`.
@@ -92,6 +96,8 @@ def run(cli_ctx: CliContext, instances_dir: Path, agent_cmd: str, sandbox: str, 
     Exit status: 0 when every agent run completed, 3 when some failed or timed out (their results are
     written too), 1 when none completed or the run could not start.
     """
+    if spot_validation is not None:
+        tasks_csv, prompt_levels = spot_validation_selection(cli_ctx, spot_validation)
     options = RunOptions(
         instances_dir=instances_dir, output_dir=output_dir, agent_cmd=agent_cmd, sandbox=sandbox,
         tasks_dir=tasks_dir, tasks=comma_list(tasks_csv), prompt_levels=comma_list(prompt_levels),
@@ -124,6 +130,21 @@ def run(cli_ctx: CliContext, instances_dir: Path, agent_cmd: str, sandbox: str, 
     click.echo(f"{len(outcomes)} runs: {counts['completed']} completed, {counts['failed']} failed, "
                f"{counts['timeout']} timed out ({skipped} already done). Results in {output_dir}")
     raise_unless_all_completed(outcomes, output_dir)
+
+
+def spot_validation_selection(cli_ctx: CliContext, validation_id: int) -> tuple[str, str]:
+    """The tasks and levels of a spot validation's sample (`--tasks`, `--prompt-levels`), from the Portal."""
+    api_base = cli_ctx.api_base(None)
+    token = cli_ctx.resolve_token(api_base)
+    if not token:
+        raise CliError("--spot-validation reads the sample from the Portal: log in first (asibench login).")
+    body = cli_ctx.json("GET", f"{api_base}/spot-validations/{validation_id}", token=token, timeout=60)
+    tasks, levels = body.get("tasks") or [], body.get("prompt_levels") or []
+    if not tasks or not levels:
+        raise CliError(f"Spot validation {validation_id} names no results to re-run.")
+    click.echo(f"Spot validation {validation_id}: re-running {', '.join(tasks)} at {', '.join(levels)} "
+               f"(sample of {len(body.get('sample') or [])}).", err=True)
+    return ",".join(tasks), ",".join(levels)
 
 
 def raise_unless_all_completed(outcomes: list[Outcome], output_dir: Path) -> None:

@@ -1,10 +1,12 @@
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 
 from leaderboard import selectors
-from leaderboard.models import RunReview
+from leaderboard.models import TRUST_MEANINGS, RunReview
+from leaderboard.spot_validation import spot_validations_of
 from portal.accounts.selectors import user_is_maintainer
 
 register = template.Library()
@@ -24,6 +26,7 @@ def run_review_panel(context: dict[str, Any], run: Any) -> dict[str, Any]:
         "actions": selectors.audit_log(run),
         "flags": selectors.flag_summary(run) if maintainer else [],
         "is_maintainer": maintainer,
+        "spot_validations": spot_validations_of(run), "spot_tolerance": settings.SPOT_VALIDATION_TOLERANCE,
     }
 
 
@@ -48,3 +51,9 @@ def pick(values: list[Any] | dict[str, Any] | None, key: Any) -> Any:
     except (KeyError, IndexError, TypeError):
         return None
 
+
+
+@register.filter
+def trust_meaning(label: str) -> str:
+    """What a trust label means, in the legend's words (leaderboard.models.TRUST_MEANINGS)."""
+    return TRUST_MEANINGS.get(label, "")

@@ -20,7 +20,9 @@ from contracts import PROMPT_LEVELS
 from contracts.client_identity import client_label, recorded_client
 from portal.submissions.bundle_verify import VerifiedBundle
 from portal.submissions.evidence import BENCHMARK_TIMEOUT_SECONDS
-from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.models import SubmissionEntry
+from portal.submissions.selectors import attempts_sharing_tasks
+from portal.submissions.tools import declared_tools
 from portal.submissions.usage import discrepancy, run_usage
 from scoring.models import Dataset
 
@@ -33,6 +35,7 @@ KINDS = {
     "missing_levels": "whole levels without results",
     "probing": "many confirmed attempts with small changes",
     "usage_mismatch": "self-reported cost or tokens differ from the recorded calls",
+    "external_tools": "external tools enabled where the dataset's policy forbids them",
 }
 
 
@@ -52,15 +55,16 @@ def _probing(bundle: VerifiedBundle, owner: Any, dataset: Dataset) -> dict[str, 
     """Flag when this is at least the Nth confirmed attempt by its owner at these tasks of the dataset and
     differs from the last such attempt in only a few results: the pattern of editing a handful of outputs
     and asking the scorer again. Attempts are grouped by owner, dataset and the tasks they share, never by
-    the bundle's own labels (agent, model, effort), which the uploader writes and could rename each time."""
+    the bundle's own labels (agent, model, effort), which the uploader writes and could rename each time: the
+    attempt ledger's rows (`ScoredAttempt`), the same that the board's "scored attempts" count."""
     tasks = {e.task_id for e in bundle.entries}
-    earlier = (Submission.objects.filter(confirmed_at__isnull=False, owner=owner, dataset=dataset)
-               .filter(id__in=SubmissionEntry.objects.filter(task_id__in=tasks).values("submission_id")))
-    count = earlier.count()
+    earlier = attempts_sharing_tasks(owner.id if hasattr(owner, "id") else owner, dataset.name, tasks)
+    count = len(earlier)
     if count + 1 < settings.PROBING_MIN_ATTEMPTS:
         return None
-    last = earlier.order_by("-confirmed_at").first()
-    assert last is not None
+    last = next((a.submission for a in earlier if a.submission_id is not None), None)
+    if last is None:
+        return None
     before = {base: _outputs_key(outputs) for base, outputs in
               SubmissionEntry.objects.filter(submission=last).values_list("base_name", "outputs")}
     now = {e.base_name: _outputs_key([{"path": o.path, "sha256": o.sha256} for o in e.outputs])
@@ -99,14 +103,15 @@ def _usage_mismatch(bundle: VerifiedBundle) -> dict[str, str] | None:
                  f"(the limit is {settings.USAGE_MISMATCH_PERCENT} %)")
 
 
-def dataset_run_policy(dataset: Dataset) -> dict[str, list[str]]:
-    """The sandboxes and client versions `dataset`'s policy prescribes (settings.DATASET_RUN_POLICY); a
-    dataset the settings do not name is held to what it accepts and to the default client versions."""
+def dataset_run_policy(dataset: Dataset) -> dict[str, Any]:
+    """The sandboxes, client versions and external tools `dataset`'s policy prescribes
+    (settings.DATASET_RUN_POLICY); a dataset the settings do not name is held to what it accepts, the default
+    client versions and no external tools."""
     policy = settings.DATASET_RUN_POLICY.get(dataset.name)
     if policy is not None:
         return policy
     return {"sandbox_modes": list(dataset.accepted_sandbox_modes or []),
-            "client_versions": settings.DATASET_RUN_POLICY["seed42"]["client_versions"]}
+            "client_versions": settings.DATASET_RUN_POLICY["seed42"]["client_versions"], "external_tools": False}
 
 
 def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: dict[str, Any]) -> list[dict[str, str]]:
@@ -148,6 +153,10 @@ def conformance_flags(bundle: VerifiedBundle, dataset: Dataset, configuration: d
     probe = _probing(bundle, configuration["owner"], dataset)
     if probe:
         flags.append(probe)
+    tools = declared_tools(e.provenance for e in bundle.entries)
+    if tools["enabled"] and not policy.get("external_tools", False):
+        flags.append(_flag("external_tools", f"{tools['enabled']} result(s) ran with external tools enabled "
+                           f"({tools['summary']}); {dataset.name}'s policy forbids them"))
     mismatch = _usage_mismatch(bundle)
     if mismatch:
         flags.append(mismatch)

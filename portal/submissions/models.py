@@ -196,3 +196,18 @@ class ScanModelCall(models.Model):
     cost_usd = models.FloatField(null=True, blank=True)
     reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+
+
+class ScoredAttempt(models.Model):
+    """The attempt ledger: one row per confirmed scoring of a run on a dataset whose references are private,
+    kept whatever becomes of the run (each confirm is one question to the scoring oracle). Counted per owner
+    and dataset, never per the labels a bundle carries (portal.submissions.selectors.scored_attempts)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey("scoring.Dataset", on_delete=models.CASCADE, related_name="+")
+    submission = models.OneToOneField(Submission, null=True, on_delete=models.SET_NULL, related_name="ledger")
+    tasks = models.JSONField(default=list)  # the task ids the run had results for
+    confirmed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "dataset", "confirmed_at"], name="attempts_of_owner")]

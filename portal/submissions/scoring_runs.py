@@ -18,6 +18,8 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.outcomes import VALID_OUTCOMES, coverage, result_outcome, score_end
+from portal.submissions.selectors import official_task_ids
 from scoring.aggregation import ScoredResult, aggregate
 from scoring.models import InstanceScore, ScoringRun
 from scoring.pipeline import ResultToScore, StoredBundleMismatch, task_results_score
@@ -111,7 +113,9 @@ def scoring_run_finalize(*, scoring_run_id: int) -> bool:
     total = run.submission.entries.count()
     if InstanceScore.objects.filter(scoring_run=run).count() < total:
         return False
-    scores = InstanceScore.objects.filter(scoring_run=run).select_related("entry")
+    scores = list(InstanceScore.objects.filter(scoring_run=run).select_related("entry"))
+    outcomes = {s.id: result_outcome(score_end(s.entry, s)) for s in scores}
+    # Evaluation and judge errors are shown as invalid, never folded in as a 0 (portal.submissions.outcomes).
     results = [
         ScoredResult(
             instance_id=s.entry.instance_id,
@@ -121,9 +125,11 @@ def scoring_run_finalize(*, scoring_run_id: int) -> bool:
             completed=s.entry.result_status == "completed",
             percent=s.percent,
         )
-        for s in scores
+        for s in scores if outcomes[s.id] in VALID_OUTCOMES
     ]
     summary = aggregate(results)
+    summary["coverage"] = coverage(((s.entry.task_id, s.entry.prompt_level, outcomes[s.id]) for s in scores),
+                                   official_task_ids(run.submission.dataset_id))
     with transaction.atomic():
         claimed = ScoringRun.objects.filter(id=run.id, status=ScoringRun.Status.RUNNING).update(
             status=ScoringRun.Status.COMPLETE, finished_at=timezone.now(), aggregate=summary

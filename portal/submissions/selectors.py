@@ -1,20 +1,22 @@
 import math
 from collections import Counter
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, DateTimeField, ExpressionWrapper, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from contracts import PROMPT_LEVELS as LEVELS
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.bundle_verify import BundleLimits
-from portal.submissions.models import CONFIGURATION_FIELDS, ScanFinding, Submission
+from portal.submissions.models import CONFIGURATION_FIELDS, ScanFinding, ScoredAttempt, Submission
+from portal.submissions.outcomes import coverage_from_levels
 from portal.submissions.scanners import CATEGORIES, SEVERITIES
 from portal.submissions.usage import result_usage_figures, usage_rows
 from scoring.judge_services import judge_waiting
-from scoring.models import InstanceScore, Task
+from scoring.models import Instance, InstanceScore, Task
 from scoring.selectors import scoring_run_latest
 
 
@@ -36,6 +38,25 @@ def expected_outputs_lookup() -> Any:
         for task_id, outputs in Task.objects.values_list("id", "declared_outputs")
     }
     return lambda task_id: declared.get(task_id, [])
+
+
+# The tasks a run is measured against: what the catalog publishes as part of the benchmark (retired and
+# definition-only tasks are not). Coverage, completeness reports and the board all use this one set.
+OFFICIAL_TASK_STATUSES = (Task.Status.SAMPLE, Task.Status.FINAL)
+
+
+def official_task_ids(dataset_id: str) -> list[str]:
+    return list(Instance.objects.filter(dataset_id=dataset_id, task__status__in=OFFICIAL_TASK_STATUSES)
+                .order_by("task_id").values_list("task_id", flat=True).distinct())
+
+
+def scoring_coverage(scoring: Any) -> dict[str, Any]:
+    """A scoring's coverage (portal.submissions.outcomes): recorded when it finished, or worked out from its
+    per-task figures for a scoring older than that."""
+    aggregate = scoring.aggregate or {}
+    if aggregate.get("coverage"):
+        return dict(aggregate["coverage"])
+    return coverage_from_levels(aggregate.get("tasks") or {}, official_task_ids(scoring.submission.dataset_id))
 
 
 def configuration_of(run: Any) -> dict[str, Any]:
@@ -69,6 +90,29 @@ def confirmed_attempts(outer: str = "") -> Coalesce:
 
 def confirmed_attempts_of(submission: Submission) -> int:
     return Submission.objects.filter(confirmed_at__isnull=False, **configuration_of(submission)).count()
+
+
+def attempts_sharing_tasks(owner_id: Any, dataset_id: str, tasks: set[str]) -> list[ScoredAttempt]:
+    """The ledger's confirmed scorings by this owner on this dataset that share a task with `tasks`, newest
+    first: what the probing flag counts (the owner's, whatever labels each bundle carried)."""
+    rows = ScoredAttempt.objects.filter(owner_id=owner_id, dataset_id=dataset_id).order_by("-confirmed_at", "-id")
+    return [row for row in rows if tasks & set(row.tasks or [])]
+
+
+def scored_attempts(outer: str = "") -> Coalesce:
+    """An annotation: how many scorings the outer row's owner confirmed on its dataset (the attempt ledger) in
+    the settings.ATTEMPT_WINDOW_DAYS up to when the outer row's run was confirmed: the attempts that could have
+    informed it, itself included, whatever labels each bundle carried. `outer` is the path from the outer row
+    to its submission ("" for submissions, "submission__" for board entries). Callers show it only where the
+    dataset's references are private (elsewhere nothing is recorded: there is nothing to probe)."""
+    end = OuterRef(f"{outer}confirmed_at")
+    rows = (ScoredAttempt.objects.filter(owner=OuterRef(f"{outer}owner"), dataset=OuterRef(f"{outer}dataset"),
+                                         confirmed_at__lte=end,
+                                         confirmed_at__gte=ExpressionWrapper(
+                                             end - Value(timedelta(days=settings.ATTEMPT_WINDOW_DAYS)),
+                                             output_field=DateTimeField()))
+            .order_by().values("owner").annotate(n=Count("id")).values("n"))
+    return Coalesce(Subquery(rows[:1]), 0)
 
 
 def submission_list_for_owner(user: User) -> QuerySet[Submission]:

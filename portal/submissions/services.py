@@ -42,10 +42,10 @@ from portal.submissions.bundle_verify import (
 )
 from portal.submissions.conformance import conformance_flags
 from portal.submissions.evidence import clean_text
-from portal.submissions.models import ScanFinding, Submission, SubmissionEntry
+from portal.submissions.models import ScanFinding, ScoredAttempt, Submission, SubmissionEntry
 from portal.submissions.scan_tasks import scan_enqueue_on_commit
 from portal.submissions.scoring_tasks import scoring_run_start_task
-from portal.submissions.selectors import bundle_limits, expected_outputs_lookup, run_state
+from portal.submissions.selectors import bundle_limits, expected_outputs_lookup, official_task_ids, run_state
 from portal.submissions.usage import run_usage
 from scoring.models import Dataset, Instance
 from scoring.selectors import instance_input_digest, task_unscorable_reasons
@@ -108,7 +108,7 @@ def _completeness(bundle: VerifiedBundle, dataset: Dataset) -> tuple[list[str], 
         per_task[entry.task_id][entry.prompt_level] += 1
     for instance_id, levels in sorted(levels_by_instance.items()):
         incomplete += [f"{instance_id}__{level}" for level in PROMPT_LEVELS if level not in levels]
-    total_tasks = Instance.objects.filter(dataset=dataset, task__status__in=["sample", "final"]).count()
+    total_tasks = len(official_task_ids(dataset.name))
     report = {
         "per_level": {level: per_level.get(level, 0) for level in PROMPT_LEVELS},
         "per_task": {task: {level: counts.get(level, 0) for level in PROMPT_LEVELS}
@@ -415,9 +415,21 @@ def submission_confirm(*, user: User, submission_id: str) -> Submission:
             status=Submission.Status.QUEUED, confirmed_at=timezone.now(), expires_at=None
         )
         if claimed:
+            attempt_record(submission)
             scoring_enqueue_on_commit(submission_id=str(submission.id))
     submission.refresh_from_db()
     return submission
+
+
+def attempt_record(submission: Submission) -> None:
+    """The attempt ledger's row for a confirmed scoring, on a dataset whose references are private. Kept
+    whatever becomes of the run; once per run."""
+    if Dataset.objects.filter(name=submission.dataset_id, references_public=True).exists():
+        return
+    tasks = sorted(set(submission.entries.values_list("task_id", flat=True)))
+    ScoredAttempt.objects.get_or_create(submission=submission, defaults={
+        "owner_id": submission.owner_id, "dataset_id": submission.dataset_id, "tasks": tasks,
+        "confirmed_at": timezone.now()})
 
 
 def _confirm_scorable_check() -> None:

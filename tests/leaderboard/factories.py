@@ -8,7 +8,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from portal.submissions.models import Submission, SubmissionEntry
+from portal.submissions.models import ScoredAttempt, Submission, SubmissionEntry
 from scoring.aggregation import ScoredResult, aggregate
 from scoring.models import Dataset, Instance, InstanceScore, ScoringRun, Task
 
@@ -86,6 +86,12 @@ def scored_runs(specs: Sequence[RunSpec], *, with_results: bool = True) -> list[
                               if s.usage else {})
                    for s in specs]
     Submission.objects.bulk_create(submissions)
+    # Confirm's row in the attempt ledger, on datasets whose references are private.
+    private = set(Dataset.objects.filter(references_public=False).values_list("name", flat=True))
+    ScoredAttempt.objects.bulk_create(
+        ScoredAttempt(owner=s.owner, dataset_id=sub.dataset_id, submission=sub, confirmed_at=now,
+                      tasks=sorted({i.task_id for i in s.instances}))
+        for s, sub in zip(specs, submissions, strict=True) if sub.dataset_id in private)
     entries: list[SubmissionEntry] = []
     for spec, sub in zip(specs, submissions, strict=True):
         for inst in spec.instances:

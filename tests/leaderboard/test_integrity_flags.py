@@ -36,9 +36,10 @@ def score(submission) -> None:
 
 
 def test_the_completion_hooks_are_the_leaderboards_flags_and_the_owners_mail():
-    from leaderboard import services
+    from leaderboard import services, spot_validation
 
-    assert completion_hooks() == [services.integrity_flags_compute_for_run, services.owner_notify_scored]
+    assert completion_hooks() == [services.integrity_flags_compute_for_run, services.owner_notify_scored,
+                                  spot_validation.spot_validation_compare_for_run]
 
 
 def test_a_clean_run_has_no_flags(catalog, submitter):
@@ -59,10 +60,12 @@ def test_outputs_identical_to_another_users_run_flag_both_runs(catalog, submitte
     assert flag.detail.startswith("20 result(s) with identical declared outputs")
     assert IntegrityFlag.objects.get(submission=original, other_submission=copy).kind == "duplicate_outputs"
     # The same user's rerun matches the copy (another user) but not the user's own first run.
-    assert set(IntegrityFlag.objects.filter(submission=own_rerun).values_list("other_submission_id", flat=True)) == {
-        copy.id}
+    duplicates = IntegrityFlag.objects.filter(kind="duplicate_outputs")
+    assert set(duplicates.filter(submission=own_rerun).values_list("other_submission_id", flat=True)) == {copy.id}
     score(copy)  # recomputing is idempotent
-    assert IntegrityFlag.objects.filter(submission=copy).count() == 2
+    assert duplicates.filter(submission=copy).count() == 2
+    # One output for every task is itself a gate-consistency flag (leaderboard.gate_consistency).
+    assert IntegrityFlag.objects.filter(submission=copy, kind="same_across_tasks").count() == 1
 
 
 def test_scores_from_an_older_task_revision_are_flagged(catalog, submitter):

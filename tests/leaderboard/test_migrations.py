@@ -43,3 +43,24 @@ def test_rows_get_their_owner_a_displaced_competitor_is_current_again_and_finger
     assert OutputFingerprint.objects.filter(submission=runs[0]).count() == 2 * runs[0].entries.count()
     assert set(OutputFingerprint.objects.values_list("path", flat=True)) == {"", "result.json"}
     assert not OutputFingerprint.objects.filter(instance_id="x").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_published_rows_get_their_coverage_and_confirmed_runs_their_ledger_rows(catalog, submitter, other_user):
+    from portal.submissions.models import ScoredAttempt
+
+    full = scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"]))
+    partial = scored_run(RunSpec(owner=other_user.user, instances=catalog["seed42"][:2]))
+    old = migrate([("leaderboard", "0010_leaderboardentry_usage"), ("submissions", "0008_usage")])
+    try:
+        OldEntry = old.get_model("leaderboard", "LeaderboardEntry")
+        for k, run in enumerate((full, partial)):
+            scoring = ScoringRun.objects.get(submission=run)
+            OldEntry.objects.create(submission_id=run.id, scoring_run_id=scoring.id, dataset_id="seed42",
+                                    display_name=f"run {k}", owner_id=run.owner_id, agent=run.agent, model=run.model,
+                                    effort=run.effort, sandbox=run.sandbox, tasks=scoring.aggregate["tasks"])
+    finally:
+        migrate()
+    rows = {e.display_name: (e.complete, e.coverage["valid"], e.trust) for e in LeaderboardEntry.objects.all()}
+    assert rows == {"run 0": (True, 20, "community"), "run 1": (False, 8, "community")}
+    assert set(ScoredAttempt.objects.values_list("submission_id", flat=True)) == {full.id, partial.id}

@@ -48,7 +48,8 @@ def test_only_published_runs_appear_in_json_and_csv(client, board):
     row = body["rows"][0]
     assert set(row) == {"id", "rank", "display_name", "dataset", "agent", "model", "effort", "sandbox", "b1", "b2",
                         "b3", "b4", "mean", "intervals", "instances_scored", "task_count", "published_at",
-                        "confirmed_attempts", "scored_at", "url", "moderation_url", "entry_url",
+                        "confirmed_attempts", "scored_attempts", "coverage", "complete", "trust", "scored_at", "url",
+                        "moderation_url", "entry_url",
                         "cost_per_task_usd", "cost_source", "tokens_per_task", "tokens_source", "consistency"}
     assert row["intervals"]["b3"][0] <= row["b3"] <= row["intervals"]["b3"][1]
     text = client.get("/leaderboard/export.csv").content.decode()

@@ -54,9 +54,12 @@ def test_each_dataset_has_its_run_policy_for_the_conformance_flags(tmp_path):
 
     default = json.loads(run_policy(tmp_path).stdout)
     # The official rule, whatever this Portal accepts (the local policy takes linux_ns for seed42).
-    assert default == {"seed42": {"sandbox_modes": ["os"], "client_versions": ["0.2.0"]},
-                       "seed31415": {"sandbox_modes": ["os", "linux_ns", "none"], "client_versions": ["0.2.0"]}}
+    assert default == {"seed42": {"sandbox_modes": ["os"], "client_versions": ["0.2.0"], "external_tools": False},
+                       "seed31415": {"sandbox_modes": ["os", "linux_ns", "none"], "client_versions": ["0.2.0"],
+                                     "external_tools": False}}
     both = json.loads(run_policy(tmp_path, ASIBENCH_CLIENT_VERSIONS="0.2.0,0.2.1").stdout)
     assert both["seed42"]["client_versions"] == both["seed31415"]["client_versions"] == ["0.2.0", "0.2.1"]
     one = json.loads(run_policy(tmp_path, ASIBENCH_SEED31415_CLIENT_VERSIONS="0.3.0").stdout)
     assert one["seed42"]["client_versions"] == ["0.2.0"] and one["seed31415"]["client_versions"] == ["0.3.0"]
+    tools = json.loads(run_policy(tmp_path, ASIBENCH_SEED31415_EXTERNAL_TOOLS="true").stdout)
+    assert (tools["seed42"]["external_tools"], tools["seed31415"]["external_tools"]) == (False, True)

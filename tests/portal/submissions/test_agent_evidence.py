@@ -213,8 +213,9 @@ def test_the_published_board_and_its_exports_carry_no_evidence(run, maintainer, 
                                                 scored_at=timezone.now())
     ScoringRun.objects.create(submission=run, number=1, status=ScoringRun.Status.COMPLETE, finished_at=timezone.now(),
                               aggregate={"levels": {"b1": 10.0}, "overall": 10.0, "results_counted": 8})
-    board_entry = run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Public run")
-    for url in ("/leaderboard/", f"/leaderboard/entries/{board_entry.id}/", "/leaderboard/export.csv",
+    board_entry = run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Public run",
+                                     override_incomplete=True, public_reason="A partial run, listed apart.")
+    for url in ("/leaderboard/?show=all", f"/leaderboard/entries/{board_entry.id}/", "/leaderboard/export.csv",
                 "/api/v1/leaderboard"):
         response = client.get(url)
         assert response.status_code == 200, url
@@ -326,7 +327,11 @@ def test_whole_levels_without_results_are_flagged(catalog, submitter, tmp_path):
 
 
 def confirm(run: Submission) -> None:
+    """What Confirm leaves behind for the probing check: the confirmed run and its row in the attempt ledger."""
+    from portal.submissions.services import attempt_record
+
     Submission.objects.filter(id=run.id).update(status=Submission.Status.SCORED, confirmed_at=timezone.now())
+    attempt_record(run)
 
 
 def test_many_confirmed_attempts_with_small_changes_are_flagged_as_probing(catalog, submitter, tmp_path, settings):
@@ -362,3 +367,49 @@ def test_a_third_attempt_that_changes_much_is_not_probing(catalog, submitter, tm
                        tmp_path, f"s{n}"))
     third = upload(Client(), submitter.user, result_tree(tmp_path / "r3"), tmp_path, "s3")
     assert "probing" not in kinds(third)
+
+
+def _with_tools(results: Path, allow: bool, mode: str) -> Path:
+    for path in results.glob("*/*__b?.json"):
+        result = json.loads(path.read_text())
+        result["provenance"]["agent"].update(allow_external_tools=allow, tool_mode=mode)
+        path.write_text(json.dumps(result))
+    return results
+
+
+def test_external_tools_enabled_where_the_policy_forbids_them_are_flagged_and_shown(catalog, submitter, maintainer,
+                                                                                    tmp_path, settings):
+    settings.DATASET_RUN_POLICY = {**settings.DATASET_RUN_POLICY,
+                                   "seed42": {**settings.DATASET_RUN_POLICY["seed42"], "client_versions": ["0.2.0"]}}
+    run = upload(Client(), submitter.user, _with_tools(result_tree(tmp_path / "on"), True, "unrestricted"), tmp_path,
+                 "on")
+    assert "external_tools" in kinds(run)
+    flag = next(f for f in run.conformance if f["kind"] == "external_tools")
+    assert flag["detail"].startswith("8 result(s) ran with external tools enabled (tool mode unrestricted ×8; "
+                                     "external tools enabled ×8); seed42's policy forbids them")
+    off = upload(Client(), submitter.user, _with_tools(result_tree(tmp_path / "off", outputs={"result.json": b"{}"}),
+                                                       False, "restricted"), tmp_path, "off")
+    assert "external_tools" not in kinds(off)
+    settings.DATASET_RUN_POLICY = {**settings.DATASET_RUN_POLICY,
+                                   "seed42": {**settings.DATASET_RUN_POLICY["seed42"], "external_tools": True}}
+    allowed = upload(Client(), submitter.user, _with_tools(result_tree(tmp_path / "ok", outputs={"x": b"1"}), True,
+                                                           "search"), tmp_path, "ok")
+    assert "external_tools" not in kinds(allowed)
+    reviewer = Client()
+    reviewer.force_login(maintainer.user)
+    page = reviewer.get(f"/leaderboard/review/{run.id}/").content.decode()
+    assert 'data-testid="review-tools">tool mode unrestricted ×8; external tools enabled ×8<' in page
+    assert "external tools enabled where the dataset&#x27;s policy forbids them" in page
+
+
+def test_the_entry_page_shows_the_declared_tools(run, maintainer, client):
+    from leaderboard.services import run_review_publish
+    from scoring.models import ScoringRun
+
+    Submission.objects.filter(id=run.id).update(status=Submission.Status.SCORED, confirmed_at=timezone.now())
+    ScoringRun.objects.create(submission=run, number=1, status=ScoringRun.Status.COMPLETE, finished_at=timezone.now(),
+                              aggregate={"levels": {"b1": 10.0}, "overall": 10.0, "results_counted": 8})
+    entry = run_review_publish(submission_id=run.id, actor=maintainer.user, display_name="Tools",
+                               override_incomplete=True, public_reason="partial")
+    page = client.get(f"/leaderboard/entries/{entry.id}/").content.decode()
+    assert 'data-testid="entry-tools">tool mode restricted ×8; external tools not recorded ×8<' in page

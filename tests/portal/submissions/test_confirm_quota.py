@@ -84,28 +84,33 @@ def test_a_bundle_with_too_many_results_is_refused_at_confirm(catalog, submitter
 
 def test_confirmed_attempts_are_shown_to_reviewers_and_on_the_public_board(catalog, submitter, other_user,
                                                                            maintainer):
+    scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], agent="other", model="gpt-x"))
     runs = [scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], agent="codex", model="gpt-x"))
             for _ in range(3)]
     scored_run(RunSpec(owner=other_user.user, instances=catalog["seed42"], agent="codex", model="gpt-x"))
-    scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], agent="other", model="gpt-x"))
+    # Confirmed after the published run: it could not have informed it, and is outside the row's window.
+    scored_run(RunSpec(owner=submitter.user, instances=catalog["seed42"], agent="later", model="gpt-x"))
     draft(submitter.user, catalog["seed42"], agent="codex")  # never confirmed: not an attempt
     review.run_review_publish(submission_id=runs[-1].id, actor=maintainer.user, display_name="Codex")
 
     board = Client().get("/api/v1/leaderboard").json()["rows"]
     assert [(r["display_name"], r["confirmed_attempts"]) for r in board] == [("Codex", 3)]
+    # The board's attempts column is the attempt ledger's: every scoring the owner confirmed on the dataset,
+    # whatever its labels (the "other" agent's run too), never another owner's, up to the row's own.
+    assert [r["scored_attempts"] for r in board] == [4]
     page = Client().get("/leaderboard/").content.decode()
-    assert '<td class="num" data-testid="confirmed-attempts"' in page and ">3</td>" in page
+    assert '<td class="num" data-testid="scored-attempts"' in page and ">4</td>" in page
     rows = list(csv.DictReader(io.StringIO(Client().get("/leaderboard/export.csv").content.decode())))
-    assert rows[0]["confirmed_attempts"] == "3"
+    assert (rows[0]["confirmed_attempts"], rows[0]["scored_attempts"]) == ("3", "4")
 
     reviewer = Client()
     reviewer.force_login(maintainer.user)
     detail = reviewer.get(f"/leaderboard/review/{runs[0].id}/").content.decode()
     assert 'data-testid="confirmed-attempts">3 runs of this configuration' in detail
     queue = reviewer.get("/leaderboard/review/?tab=all").content.decode()
-    assert queue.count('data-testid="confirmed-attempts"') == 5
-    assert sorted(queue.split('data-testid="confirmed-attempts">')[k][0] for k in range(1, 6)) == \
-        ["1", "1", "3", "3", "3"]
+    assert queue.count('data-testid="confirmed-attempts"') == 6
+    assert sorted(queue.split('data-testid="confirmed-attempts">')[k][0] for k in range(1, 7)) == \
+        ["1", "1", "1", "3", "3", "3"]
 
 
 def test_all_users_confirms_share_a_daily_site_budget(catalog, submitter, other_user, maintainer, settings):
