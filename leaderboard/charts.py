@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from contracts import PROMPT_LEVELS as LEVELS
+from contracts import PROMPT_LEVELS
 
 PALETTE = ("#2458d6", "#d92d20", "#079455", "#dc6803", "#7a5af8", "#0e9384", "#c11574", "#475467")
 TEXT_PX = 13  # names, legends
@@ -172,7 +172,7 @@ def level_profile(rows: Sequence[dict[str, Any]], average: dict[str, float | Non
     legend_x = 40  # where a legend entry's text starts, after its line sample
 
     def x(i: int) -> float:
-        return left + plot_w * i / (len(LEVELS) - 1)
+        return left + plot_w * i / (len(PROMPT_LEVELS) - 1)
 
     def y(v: float) -> float:
         return top + plot_h * (1 - max(0.0, min(v, 100.0)) / 100.0)
@@ -188,18 +188,18 @@ def level_profile(rows: Sequence[dict[str, Any]], average: dict[str, float | Non
     for tick in range(0, 101, 20):
         parts.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + plot_w}" y2="{y(tick):.1f}" class="grid"/>'
                      + _tick(left - 6, y(tick) + 4, str(tick), anchor="end"))
-    for i, level in enumerate(LEVELS):
+    for i, level in enumerate(PROMPT_LEVELS):
         parts.append(_tick(x(i), top + plot_h + 20, level.upper()))
     legend_y = legend_top
     for k, ((row, color, label), lines) in enumerate(zip(series, legends, strict=True)):
-        points = [(x(i), y(row[lv])) for i, lv in enumerate(LEVELS) if row.get(lv) is not None]
+        points = [(x(i), y(row[lv])) for i, lv in enumerate(PROMPT_LEVELS) if row.get(lv) is not None]
         dash = ' stroke-dasharray="6 4"' if row.get("levels_only") else ""
-        values = ", ".join(f"{lv.upper()} {_fmt(row.get(lv))}" for lv in LEVELS)
+        values = ", ".join(f"{lv.upper()} {_fmt(row.get(lv))}" for lv in PROMPT_LEVELS)
         parts.append(f'<g class="series"><title>{escape(label)}: {values}</title>')
         if points:
             path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
-        for i, lv in enumerate(LEVELS):
+        for i, lv in enumerate(PROMPT_LEVELS):
             if row.get(lv) is None:
                 continue
             bounds = None if row.get("levels_only") else (row.get("intervals") or {}).get(lv)

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
-from contracts import PROMPT_LEVELS as LEVELS
+from contracts import PROMPT_LEVELS
 from leaderboard.figures import domain_of
 from leaderboard.models import LeaderboardEntry
 from leaderboard.stats import bootstrap_ci
@@ -49,7 +49,7 @@ def _interval(values: list[float]) -> dict[str, float] | None:
 def _levels(runs: list[dict[str, Any]], task: str) -> dict[str, list[float]]:
     """Each level of `task` that every run scored: its scores, run by run."""
     out = {}
-    for level in LEVELS:
+    for level in PROMPT_LEVELS:
         scores = [((run.get(task) or {}).get("levels") or {}).get(level) for run in runs]
         if all(isinstance(s, (int, float)) and type(s) is not bool for s in scores):
             out[level] = [float(s) for s in scores]  # type: ignore[arg-type]

@@ -10,10 +10,10 @@ from typing import Any
 
 from django.conf import settings
 
-from contracts import PROMPT_LEVELS as LEVELS
+from contracts import PROMPT_LEVELS
 from leaderboard.stats import Interval, bootstrap_ci
 
-COLUMNS = (*LEVELS, "mean")
+COLUMNS = (*PROMPT_LEVELS, "mean")
 
 
 def domain_of(task_id: str) -> str:
@@ -25,7 +25,7 @@ def figures(tasks: dict[str, Any], domain: str | None = None) -> dict[str, Any]:
     chosen = {t: v for t, v in tasks.items() if domain is None or domain_of(t) == domain}
     out: dict[str, Any] = {"intervals": {}, "task_count": len(chosen)}
     counted = 0
-    for level in LEVELS:
+    for level in PROMPT_LEVELS:
         values = [v["levels"].get(level) for v in chosen.values() if v.get("levels", {}).get(level) is not None]
         counted += len(values)
         _put(out, level, bootstrap_ci(values, confidence=settings.BOARD_INTERVAL_CONFIDENCE))

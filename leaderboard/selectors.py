@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Window
 
+from contracts import PROMPT_LEVELS
 from leaderboard.consistency import board_consistency, entry_consistency, published_runs
 from leaderboard.costs import board_figures
-from leaderboard.figures import COLUMNS, LEVELS, domain_breakdown, domain_of, figures
+from leaderboard.figures import COLUMNS, domain_breakdown, domain_of, figures
 from leaderboard.models import (
     TRUST_MEANINGS,
     IntegrityFlag,
@@ -253,7 +254,7 @@ def board_charts_data(rows: list[dict[str, Any]]) -> dict[str, Any]:
     by_b3 = sorted((r for r in rows if r["b3"] is not None), key=lambda r: (-r["b3"], r["id"]))
     by_mean = sorted((r for r in rows if r["mean"] is not None), key=lambda r: (-r["mean"], r["id"]))
     level_means = {}
-    for level in LEVELS:
+    for level in PROMPT_LEVELS:
         values = [r[level] for r in rows if r[level] is not None]
         level_means[level] = round(sum(values) / len(values), 4) if values else None
     return {"b3": by_b3[:20], "profile": by_mean[:8], "average": level_means, "total": len(rows)}
@@ -268,7 +269,7 @@ def entry_public_get(entry_id: int) -> LeaderboardEntry:
 
 def entry_public_detail(entry: LeaderboardEntry) -> dict[str, Any]:
     tasks = [{"task_id": t, "domain": t.split(".", 1)[0], "mean": v.get("mean"),
-              "levels": [v.get("levels", {}).get(lv) for lv in LEVELS]} for t, v in sorted(entry.tasks.items())]
+              "levels": [v.get("levels", {}).get(lv) for lv in PROMPT_LEVELS]} for t, v in sorted(entry.tasks.items())]
     return {"entry": entry, "domains": domain_breakdown(entry.tasks), "tasks": tasks,
             "provenance": entry.provenance, "overall": figures(entry.tasks),
             "scan": (entry.provenance or {}).get("scan") or {"state": "not_scanned"}, "categories": CATEGORIES,
@@ -362,7 +363,7 @@ def queue_row(submission: Submission, official: dict[str, list[str]] | None = No
     report = submission.report or {}
     return {
         "run": submission, "review": getattr(submission, "review", None),
-        "levels": [levels.get(lv) for lv in LEVELS], "overall": aggregate.get("overall"),
+        "levels": [levels.get(lv) for lv in PROMPT_LEVELS], "overall": aggregate.get("overall"),
         "results_counted": aggregate.get("results_counted"), "scoring_number": submission.latest_number,  # type: ignore[attr-defined]
         "scoring_status": submission.latest_status,  # type: ignore[attr-defined]
         "tasks_covered": report.get("tasks_covered"), "tasks_in_dataset": report.get("tasks_in_dataset"),
@@ -447,11 +448,11 @@ def run_review_detail(submission: Submission) -> dict[str, Any]:
         score.valid = score.result_outcome in VALID_OUTCOMES  # type: ignore[attr-defined]
     complete_scoring = current is not None and current.status == ScoringRun.Status.COMPLETE
     return {
-        "run": submission, "review": review, "entry": entry, "levels": LEVELS,
+        "run": submission, "review": review, "entry": entry, "levels": PROMPT_LEVELS,
         "coverage": scoring_coverage(current) if complete_scoring else None,
         "outcome_labels": OUTCOMES,
         "trust_legend": trust_legend(), "declared_tools": declared_tools(submission),
-        "scorings": [{"run": s, "levels": [(s.aggregate.get("levels") or {}).get(lv) for lv in LEVELS],
+        "scorings": [{"run": s, "levels": [(s.aggregate.get("levels") or {}).get(lv) for lv in PROMPT_LEVELS],
                       "overall": s.aggregate.get("overall"), "results": s.aggregate.get("results_counted")}
                      for s in scorings],
         "current": current, "scores": scores,
@@ -539,7 +540,7 @@ def flag_summary(submission: Submission) -> list[dict[str, Any]]:
 
 
 HEATMAP_ROWS = 40
-HEATMAP_VALUES = (*LEVELS, "mean")
+HEATMAP_VALUES = (*PROMPT_LEVELS, "mean")
 
 
 def heatmap_data(query: BoardQuery, value: str) -> dict[str, Any]:

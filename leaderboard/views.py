@@ -19,9 +19,10 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from contracts import PROMPT_LEVELS
 from leaderboard import charts, costs, selectors, services, spot_validation
 from leaderboard.exports import rows_csv
-from leaderboard.figures import COLUMNS, LEVELS
+from leaderboard.figures import COLUMNS
 from leaderboard.models import SpotValidation
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import NotFound, PortalError
@@ -176,7 +177,7 @@ def entry_detail(request: HttpRequest, entry_id: int) -> HttpResponse:
     except NotFound as exc:
         return not_found_page(request, exc)
     return render(request, "leaderboard/entry_detail.html", {**selectors.entry_public_detail(entry),
-                                                             "levels": LEVELS})
+                                                             "levels": PROMPT_LEVELS})
 
 
 MODERATION_PAGE_SIZE = 50
@@ -196,7 +197,7 @@ def run_review_queue(request: HttpRequest) -> HttpResponse:
         tab = "pending"
     page = Paginator(selectors.run_review_queue(tab), QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "leaderboard/review_queue.html", {
-        "tab": tab, "tabs": selectors.QUEUE_TABS, "page": page, "levels": LEVELS,
+        "tab": tab, "tabs": selectors.QUEUE_TABS, "page": page, "levels": PROMPT_LEVELS,
         "flag_legend": selectors.flag_legend(),
         "rows": selectors.queue_rows(page.object_list),
     })

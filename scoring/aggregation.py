@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from contracts import PROMPT_LEVELS as LEVELS
+from contracts import PROMPT_LEVELS
 
 
 @dataclass(frozen=True)
@@ -52,9 +52,9 @@ def aggregate(results: Iterable[ScoredResult]) -> dict[str, Any]:
         if mean is not None:
             by_domain[task.split(".", 1)[0]].append(mean)
     return {
-        "levels": {level: _mean(by_level.get(level, [])) for level in LEVELS},
+        "levels": {level: _mean(by_level.get(level, [])) for level in PROMPT_LEVELS},
         "tasks": {
-            task: {"mean": mean, "levels": {lv: _mean(by_task_level[task].get(lv, [])) for lv in LEVELS}}
+            task: {"mean": mean, "levels": {lv: _mean(by_task_level[task].get(lv, [])) for lv in PROMPT_LEVELS}}
             for task, mean in task_means.items()
         },
         "domains": {domain: _mean(values) for domain, values in sorted(by_domain.items())},

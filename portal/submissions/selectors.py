@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db.models import Count, DateTimeField, ExpressionWrapper, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from contracts import PROMPT_LEVELS as LEVELS
+from contracts import PROMPT_LEVELS
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.submissions.bundle_verify import BundleLimits
@@ -144,7 +144,7 @@ def scoring_summary(submission: Submission, with_details: bool, exact: bool) -> 
     summary: dict[str, Any] = {"run": run}
     if run.status == "complete":
         levels = run.aggregate.get("levels", {})
-        summary["aggregate"] = {"levels": [score_shown(levels.get(level), exact=exact) for level in LEVELS],
+        summary["aggregate"] = {"levels": [score_shown(levels.get(level), exact=exact) for level in PROMPT_LEVELS],
                                 "overall": score_shown(run.aggregate.get("overall"), exact=exact)}
     if with_details:
         summary["details"] = (
@@ -240,12 +240,12 @@ def inputs_mismatched(report: dict[str, Any]) -> list[str]:
 def submission_report_context(submission: Submission, viewer: User, with_evidence: bool = False) -> dict[str, Any]:
     exact = user_is_maintainer(viewer)
     report = submission.report or {}
-    per_task = [(task, [counts.get(level, 0) for level in LEVELS]) for task, counts in
+    per_task = [(task, [counts.get(level, 0) for level in PROMPT_LEVELS]) for task, counts in
                 (report.get("per_task") or {}).items()]
     return {
         "run": submission,
-        "levels": LEVELS,
-        "per_level": [(level, (report.get("per_level") or {}).get(level, 0)) for level in LEVELS],
+        "levels": PROMPT_LEVELS,
+        "per_level": [(level, (report.get("per_level") or {}).get(level, 0)) for level in PROMPT_LEVELS],
         "per_task": per_task,
         "report": report,
         "inputs": sorted((report.get("inputs") or {}).items()),
@@ -292,7 +292,7 @@ def agent_evidence_summary(submission: Submission) -> dict[str, Any]:
         "usage": usage_rows(submission.usage or {}),
         "rows": rows,
         "run": _totals(rows),
-        "levels": [(level, _totals([r for r in rows if r["level"] == level])) for level in LEVELS],
+        "levels": [(level, _totals([r for r in rows if r["level"] == level])) for level in PROMPT_LEVELS],
         "any": any(r["trajectory"] or r.get("log_tail") or r.get("file_versions") for r in rows),
     }
 

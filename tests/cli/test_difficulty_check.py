@@ -18,10 +18,11 @@ from tests.support import OUR_CLI
 
 pytestmark = pytest.mark.slow
 
-# Every task of the catalog, so tasks added to tasks/ are checked without editing this file.
-TASK_DIRS = sorted(p.parent for p in (REPO / "tasks").glob("*/*/task_meta.yaml")
-                   if not p.parent.name.startswith(("_", ".")))
-TASK_IDS = [f"{d.parent.name}.{d.name}" for d in TASK_DIRS]
+# The command's verdicts on three tasks of different domains (chemistry, computer science, physics). That
+# every task of tasks/ meets the bar itself (reference >= 95 and naive < 40 at every level) is
+# tests/tasks/test_task_quality.py's, through the engine, for tasks added later too.
+TASK_IDS = ["chemistry.counterpoise_cbs_energies", "computer_science.cache_miss_classification",
+            "physics.double_well_tunnelling"]
 CHEAP_TASK = "chemistry.counterpoise_cbs_energies"
 
 
