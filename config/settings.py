@@ -605,8 +605,8 @@ CELERY_BEAT_SCHEDULE = {
 # What runs once a scoring run completes, in this order (portal.submissions.scoring_runs): each takes
 # the scoring run's id; a failing one is logged and never undoes the scoring.
 SCORING_RUN_COMPLETION_HOOKS = [
-    "leaderboard.services.integrity_flags_compute_for_run",
-    "leaderboard.services.owner_notify_scored",
+    "leaderboard.integrity_flags.integrity_flags_compute_for_run",
+    "leaderboard.owner_mail.owner_notify_scored",
     "leaderboard.spot_validation.spot_validation_compare_for_run",
 ]
 # The optional model-based scanner (portal.submissions.scan_model): off unless a model is named AND the judge

@@ -7,7 +7,7 @@ from django.db import migrations
 
 def rebuild(apps, schema_editor):
     # The current rule, from its one home (a rebuild of derived data, not a frozen schema step).
-    from leaderboard.services import declared_output_digests
+    from leaderboard.integrity_flags import declared_output_digests
 
     Fingerprint = apps.get_model("leaderboard", "OutputFingerprint")
     Entry = apps.get_model("submissions", "SubmissionEntry")

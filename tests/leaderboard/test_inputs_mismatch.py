@@ -4,7 +4,7 @@ logged override."""
 import pytest
 from django.test import Client
 
-from leaderboard import services
+from leaderboard import integrity_flags, services
 from leaderboard.models import IntegrityFlag, LeaderboardEntry, ReviewAction
 from portal.errors import Conflict
 from portal.submissions.models import Submission
@@ -26,7 +26,7 @@ def mismatched(catalog, submitter) -> Submission:
 
 
 def test_mismatched_inputs_are_an_integrity_flag(mismatched, catalog):
-    flags = services.integrity_flags_compute(submission_id=mismatched.id)
+    flags = integrity_flags.integrity_flags_compute(submission_id=mismatched.id)
     [flag] = [f for f in flags if f.kind == IntegrityFlag.Kind.INPUTS_MISMATCH]
     assert flag.base_name == catalog["seed42"][0].instance_id and "0123456789ab" in flag.detail
 

@@ -36,9 +36,9 @@ def score(submission) -> None:
 
 
 def test_the_completion_hooks_are_the_leaderboards_flags_and_the_owners_mail():
-    from leaderboard import services, spot_validation
+    from leaderboard import integrity_flags, owner_mail, spot_validation
 
-    assert completion_hooks() == [services.integrity_flags_compute_for_run, services.owner_notify_scored,
+    assert completion_hooks() == [integrity_flags.integrity_flags_compute_for_run, owner_mail.owner_notify_scored,
                                   spot_validation.spot_validation_compare_for_run]
 
 
