@@ -46,7 +46,7 @@ from scoring.judging.settings import JUDGE_ROUNDS
 from scoring.judging.verdicts import details_completed
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.sandbox import SandboxBackend, SandboxError, SandboxResult, server_backend
-from scoring.sandbox.limits import scoring_limits
+from scoring.sandbox.limits import batch_scoring_limits, scoring_limits
 from scoring.sandbox.process import disk_usage, scratch_tree
 from scoring.storage_errors import STORAGE_ERRORS
 from scoring.task_storage import reference_extract, scratch_root, task_source_dir
@@ -267,11 +267,7 @@ def staged_score_in_sandbox(
         jobs = _batch_jobs(staged, book_files)
         jobs_file = workdir / f"jobs-{time.monotonic_ns()}.json"
         jobs_file.write_text(json.dumps(jobs))
-        single = scoring_limits(settings)
-        # Time for the whole batch scales with its size; memory and processes stay per process.
-        limits = single.replace(wall_clock_seconds=single.wall_clock_seconds * len(jobs),
-                                cpu_seconds=single.cpu_seconds * len(jobs), max_scratch_bytes=scratch_cap,
-                                max_output_bytes=single.max_output_bytes * len(jobs))
+        limits = batch_scoring_limits(settings, jobs=len(jobs), max_scratch_bytes=scratch_cap)
         first = next(iter(staged.values()))
         result = backend.run(_engine_batch_argv(backend, task_dir, first.reference, first.params, jobs_file),
                              workdir, mounts, limits)

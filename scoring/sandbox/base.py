@@ -11,7 +11,7 @@ import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, TypeAlias
+from typing import ClassVar, Protocol, TypeAlias
 
 from .modes import SandboxMode
 
@@ -76,6 +76,15 @@ class Limits:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
 
+class CapturedOutput(Protocol):
+    """A run's stdout or stderr as captured: its bytes (up to the cap) and whether the cap cut it."""
+
+    @property
+    def truncated(self) -> bool: ...
+
+    def getvalue(self) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class SandboxResult:
     returncode: int
@@ -92,6 +101,16 @@ class SandboxResult:
     "workdir": the command left its workdir in a state the host could not take back."""
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+
+    @classmethod
+    def captured(cls, *, backend: str, returncode: int, stdout: CapturedOutput, stderr: CapturedOutput,
+                 timed_out: bool, duration_seconds: float, stopped: tuple[str | None, str | None]) -> SandboxResult:
+        """The result of a run whose output was captured under a cap (every backend's way): `stopped` is (which
+        limit, why) from the backend's classification, (None, None) when none stopped it."""
+        limit, reason = stopped
+        return cls(returncode=returncode, stdout=stdout.getvalue(), stderr=stderr.getvalue(), timed_out=timed_out,
+                   duration_seconds=duration_seconds, backend=backend, reason=reason, limit=limit,
+                   stdout_truncated=stdout.truncated, stderr_truncated=stderr.truncated)
 
     @property
     def ok(self) -> bool:

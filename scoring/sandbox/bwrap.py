@@ -277,21 +277,12 @@ class BwrapBackend(SandboxBackend):
             said = stderr[-2000:].decode("utf-8", errors="replace").strip()
             raise SandboxError(f"bwrap could not set up the sandbox: {said or 'it exited without a word'}")
         returncode = _decode_exit(done.returncode)
-        limit, reason = done.stopped or classify(returncode, stderr, done.timed_out, limits)
+        stopped = done.stopped or classify(returncode, stderr, done.timed_out, limits)
         if handback:
-            limit, reason = "workdir", handback[0]
-        return SandboxResult(
-            returncode=returncode,
-            stdout=done.stdout.getvalue(),
-            stderr=stderr,
-            timed_out=done.timed_out,
-            duration_seconds=done.duration_seconds,
-            backend=self.name,
-            reason=reason,
-            limit=limit,
-            stdout_truncated=done.stdout.truncated,
-            stderr_truncated=done.stderr.truncated,
-        )
+            stopped = ("workdir", handback[0])
+        return SandboxResult.captured(backend=self.name, returncode=returncode, stdout=done.stdout,
+                                      stderr=done.stderr, timed_out=done.timed_out,
+                                      duration_seconds=done.duration_seconds, stopped=stopped)
 
     def command(
         self,

@@ -204,13 +204,9 @@ class DockerBackend(SandboxBackend):
         # memory cgroup's (the CPU rlimit sends SIGXCPU first, classified as cpu).
         oom = oom or (returncode == -signal.SIGKILL and not timed_out and scratch.breach is None)
         stderr = err.getvalue()
-        limit, reason = scratch.breach or classify(returncode, stderr, timed_out, limits, oom_killed=oom)
-        return SandboxResult(
-            returncode=returncode, stdout=out.getvalue(), stderr=stderr,
-            timed_out=timed_out, duration_seconds=duration, backend=self.name,
-            reason=reason, limit=limit,
-            stdout_truncated=out.truncated, stderr_truncated=err.truncated,
-        )
+        stopped = scratch.breach or classify(returncode, stderr, timed_out, limits, oom_killed=oom)
+        return SandboxResult.captured(backend=self.name, returncode=returncode, stdout=out, stderr=err,
+                                      timed_out=timed_out, duration_seconds=duration, stopped=stopped)
 
     def image_id(self) -> str:
         """The content id ("sha256:…") of this backend's image; BackendUnavailable without it."""

@@ -49,6 +49,14 @@ def scoring_limits(settings: Any) -> Limits:
     )
 
 
+def batch_scoring_limits(settings: Any, *, jobs: int, max_scratch_bytes: int) -> Limits:
+    """One scoring sandbox that scores `jobs` results in turn (`score-batch`): its time and output scale with
+    the number of results; memory and processes stay per process, since the results are scored one at a time."""
+    single = scoring_limits(settings)
+    return single.replace(wall_clock_seconds=single.wall_clock_seconds * jobs, cpu_seconds=single.cpu_seconds * jobs,
+                          max_output_bytes=single.max_output_bytes * jobs, max_scratch_bytes=max_scratch_bytes)
+
+
 def generation_limits(settings: Any, timeout_seconds: int | None = None) -> Limits:
     """One run of an author's generator. `timeout_seconds` defaults to the cap for proposals'
     generators; a maintainer's catalog load passes its own, larger one

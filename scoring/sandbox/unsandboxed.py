@@ -63,19 +63,10 @@ class NoneBackend(SandboxBackend):
             preexec_fn=rlimit_preexec(_soft_limits(limits)),
         )
         stderr = done.stderr.getvalue()
-        limit, reason = classify(done.returncode, stderr, done.timed_out, limits)
-        return SandboxResult(
-            returncode=done.returncode,
-            stdout=done.stdout.getvalue(),
-            stderr=stderr,
-            timed_out=done.timed_out,
-            duration_seconds=done.duration_seconds,
-            backend=self.name,
-            reason=reason,
-            limit=limit,
-            stdout_truncated=done.stdout.truncated,
-            stderr_truncated=done.stderr.truncated,
-        )
+        return SandboxResult.captured(backend=self.name, returncode=done.returncode, stdout=done.stdout,
+                                      stderr=done.stderr, timed_out=done.timed_out,
+                                      duration_seconds=done.duration_seconds,
+                                      stopped=classify(done.returncode, stderr, done.timed_out, limits))
 
 
 def _soft_limits(limits: Limits) -> dict[int, tuple[int, int]]:
