@@ -250,7 +250,7 @@ def moderation_public(event: ModerationEvent) -> dict[str, Any]:
     return {"at": event.created_at.isoformat(), "kind": event.kind, "what": event.get_kind_display(),
             "run": event.display_name, "dataset": event.dataset_id, "reason": event.reason,
             "mean_before": event.mean_before, "mean_after": event.mean_after,
-            "entry_id": event.entry_id}  # type: ignore[attr-defined]
+            "entry_id": event.entry_id, "task": event.task_id}  # type: ignore[attr-defined]
 
 
 # --- the review side (maintainers only; callers check the role) -------------------------------

@@ -68,6 +68,9 @@ class HealthCheckUnavailable(Exception):
     """The check could not run (no judge endpoint, a judge that gave no reply): an error, not a verdict."""
 
 
+_UNAVAILABLE: tuple[type[Exception], ...] = (*INFRASTRUCTURE_ERRORS, HealthCheckUnavailable, tarfile.TarError)
+
+
 @dataclass(frozen=True)
 class SolutionRun:
     """What one of the task's solutions wrote on one instance: its outputs dir, or why there is none."""
@@ -222,8 +225,9 @@ def _predictions(runs: dict[str, SolutionRun], other: SolutionRun | None, declar
     predictions: dict[str, Path | None] = {REFERENCE: runs[REFERENCE].outputs, NAIVE: runs[NAIVE].outputs}
     if other is not None and other.outputs is not None:
         predictions[OTHER_INSTANCE] = other.outputs
-    if runs[REFERENCE].outputs is not None:
-        predictions[CONSTANT_VALUES] = constant_outputs(runs[REFERENCE].outputs, scratch / "constant")
+    solved = runs[REFERENCE].outputs
+    if solved is not None:
+        predictions[CONSTANT_VALUES] = constant_outputs(solved, scratch / "constant")
     predictions[GRADER_TEXT] = grader_text_outputs(runs[NAIVE].outputs, declared, scratch / "grader-text")
     return predictions
 
@@ -265,14 +269,20 @@ def dataset_check(backend: SandboxBackend, task_dir: Path, instance: Instance, r
     return probes_judged(outcomes), notes, judge
 
 
+def _running(task: Task) -> bool:
+    """Whether a check of the task is running (a row left running by a worker that died counts only for
+    as long as a check can take: both solutions on both datasets, and scoring)."""
+    stale = timezone.now() - timedelta(seconds=settings.TASK_HEALTH_SOLUTION_TIMEOUT_SECONDS * 6 + 3600)
+    return TaskHealthCheck.objects.filter(task=task, outcome=TaskHealthCheck.Outcome.RUNNING,
+                                          started_at__gte=stale).exists()
+
+
 def _checks_claim(task: Task, base: dict[str, Any], datasets: list[Any]) -> list[TaskHealthCheck]:
     """The running rows of this check, or [] when another check of the task is still running (the task
     row is locked while looking, so two workers never check one task at once)."""
-    stale = timezone.now() - timedelta(seconds=settings.TASK_HEALTH_SOLUTION_TIMEOUT_SECONDS * 6 + 3600)
     with transaction.atomic():
         Task.objects.select_for_update().filter(id=task.id).first()
-        if TaskHealthCheck.objects.filter(task=task, outcome=TaskHealthCheck.Outcome.RUNNING,
-                                          started_at__gte=stale).exists():
+        if _running(task):
             return []
         return [TaskHealthCheck.objects.create(**base, dataset=dataset) for dataset in datasets]
 
@@ -311,7 +321,7 @@ def task_health_check(*, task_id: str, trigger: str, requested_by_id: Any = None
     assert task_dir is not None
     try:
         _checks_run(checks, task_dir, instances, backend or sandbox_backend())
-    except (*INFRASTRUCTURE_ERRORS, HealthCheckUnavailable, tarfile.TarError) as exc:
+    except _UNAVAILABLE as exc:
         for check in checks:
             if check.outcome == TaskHealthCheck.Outcome.RUNNING:
                 _finish(check, TaskHealthCheck.Outcome.ERROR, f"the check could not run: {exc}")
@@ -362,3 +372,18 @@ def task_health_checks_due() -> list[str]:
     """The tasks the beat job checks: every task not retired (a definition-only one is recorded as not
     checkable, so /status counts it as unchecked with the reason)."""
     return list(Task.objects.exclude(status=Task.Status.RETIRED).values_list("id", flat=True))
+
+
+def task_health_check_request(*, task_id: str, requested_by_id: Any) -> str:
+    """A maintainer's "Check now": queue one check of the task (after commit). Returns "" when queued,
+    else why not (no such task, retired, or a check of it is still running)."""
+    from scoring.tasks import task_health_check_task  # the tasks module imports this one
+
+    task = Task.objects.filter(id=task_id).exclude(status=Task.Status.RETIRED).first()
+    if task is None:
+        return "No such task in the catalog."
+    if _running(task):
+        return "A check of this task is running; its outcome will be shown here."
+    transaction.on_commit(lambda: task_health_check_task.delay(
+        task.id, TaskHealthCheck.Trigger.MAINTAINER, str(requested_by_id) if requested_by_id else None))
+    return ""

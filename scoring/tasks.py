@@ -1,5 +1,7 @@
 """Thin Celery tasks of task health (scoring.health): the weekly beat job and one check per task."""
 
+from functools import partial
+
 from celery import shared_task
 from django.db import transaction
 
@@ -17,6 +19,5 @@ def task_health_checks_schedule_task() -> int:
     """Beat: queue a check of every published task (each its own message, on the proposals queue)."""
     due = health.task_health_checks_due()
     for task_id in due:
-        transaction.on_commit(lambda task_id=task_id: task_health_check_task.delay(
-            task_id, TaskHealthCheck.Trigger.SCHEDULE))
+        transaction.on_commit(partial(task_health_check_task.delay, task_id, TaskHealthCheck.Trigger.SCHEDULE))
     return len(due)
