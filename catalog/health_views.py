@@ -16,7 +16,8 @@ from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import PortalError
 from portal.pages import action_confirmed, confirm_first_page, maintainer_only
-from scoring.health import PROBE_NAMES, task_health_check_request
+from scoring.health import PROBE_NAMES
+from scoring.health_requests import task_health_check_request
 from scoring.health_selectors import task_health_history, task_health_public, task_health_state
 from scoring.models import Erratum, Task
 

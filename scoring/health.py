@@ -269,7 +269,7 @@ def dataset_check(backend: SandboxBackend, task_dir: Path, instance: Instance, r
     return probes_judged(outcomes), notes, judge
 
 
-def _running(task: Task) -> bool:
+def running(task: Task) -> bool:
     """Whether a check of the task is running (a row left running by a worker that died counts only for
     as long as a check can take: both solutions on both datasets, and scoring)."""
     stale = timezone.now() - timedelta(seconds=settings.TASK_HEALTH_SOLUTION_TIMEOUT_SECONDS * 6 + 3600)
@@ -282,7 +282,7 @@ def _checks_claim(task: Task, base: dict[str, Any], datasets: list[Any]) -> list
     row is locked while looking, so two workers never check one task at once)."""
     with transaction.atomic():
         Task.objects.select_for_update().filter(id=task.id).first()
-        if _running(task):
+        if running(task):
             return []
         return [TaskHealthCheck.objects.create(**base, dataset=dataset) for dataset in datasets]
 
@@ -373,17 +373,3 @@ def task_health_checks_due() -> list[str]:
     checkable, so /status counts it as unchecked with the reason)."""
     return list(Task.objects.exclude(status=Task.Status.RETIRED).values_list("id", flat=True))
 
-
-def task_health_check_request(*, task_id: str, requested_by_id: Any) -> str:
-    """A maintainer's "Check now": queue one check of the task (after commit). Returns "" when queued,
-    else why not (no such task, retired, or a check of it is still running)."""
-    from scoring.tasks import task_health_check_task  # the tasks module imports this one
-
-    task = Task.objects.filter(id=task_id).exclude(status=Task.Status.RETIRED).first()
-    if task is None:
-        return "No such task in the catalog."
-    if _running(task):
-        return "A check of this task is running; its outcome will be shown here."
-    transaction.on_commit(lambda: task_health_check_task.delay(
-        task.id, TaskHealthCheck.Trigger.MAINTAINER, str(requested_by_id) if requested_by_id else None))
-    return ""
