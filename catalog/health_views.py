@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from leaderboard import errata
+from leaderboard.regrade import regrade_entries
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
 from portal.errors import PortalError
@@ -28,7 +29,8 @@ def task_health_context(request: HttpRequest, task: Task) -> dict[str, Any]:
                                "errata_public": list(errata.errata_public(task)), "is_maintainer": False}
     if user_is_maintainer(request.user):
         context.update(is_maintainer=True, health_history=list(task_health_history(task)[:50]),
-                       errata_all=list(errata.errata_all(task)), probe_names=PROBE_NAMES)
+                       errata_all=list(errata.errata_all(task)), probe_names=PROBE_NAMES,
+                       regrades=regrade_entries(task))
     return context
 
 

@@ -577,6 +577,9 @@ TASK_HEALTH_INTERVAL_HOURS = env_int("ASIBENCH_TASK_HEALTH_INTERVAL_HOURS", 168,
 TASK_HEALTH_SOLUTION_TIMEOUT_SECONDS = env_int("ASIBENCH_TASK_HEALTH_SOLUTION_TIMEOUT", 1800, minimum=5)
 # What follows a failing check: dotted paths of functions taking the check's id (the errata it opens).
 TASK_HEALTH_FAILURE_HOOKS = ["leaderboard.errata.erratum_open_for_check"]
+# What follows the publication of a task's new revision: functions taking the task's id (its errata are
+# resolved and the board's runs of it re-graded against the new revision).
+TASK_REVISION_PUBLISHED_HOOKS = ["leaderboard.regrade.task_revision_published"]
 
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},
@@ -594,6 +597,7 @@ CELERY_BEAT_SCHEDULE = {
 SCORING_RUN_COMPLETION_HOOKS = [
     "leaderboard.services.integrity_flags_compute_for_run",
     "leaderboard.services.owner_notify_scored",
+    "leaderboard.regrade.regrade_scoring_completed",
 ]
 # The optional model-based scanner (portal.submissions.scan_model): off unless a model is named AND the judge
 # endpoint (ASIBENCH_JUDGE_API_*, or a provider key) is configured; its calls are budgeted in tokens per run

@@ -134,6 +134,10 @@ class LeaderboardEntry(models.Model):
     usage = models.JSONField(default=dict)
     scored_at = models.DateTimeField(null=True)
     published_at = models.DateTimeField(default=timezone.now)
+    # A re-grade against a task's new revision (leaderboard.regrade), shown until a maintainer acknowledges it:
+    # {"task", "from_revision", "to_revision", "state": pending|regraded|failed, "mean_before", "mean_after",
+    # "rank_before", "scoring_number_before"}; {} when there is none to show. Public.
+    regrade = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-mean", "display_name"]

@@ -46,7 +46,7 @@ ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort
 ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox", "cost", "tokens"})
 _BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
                "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at", "provenance",
-               "usage")
+               "usage", "regrade")
 
 
 T = TypeVar("T")
@@ -170,12 +170,27 @@ def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
             "confirmed_attempts": e.confirmed_attempts,
             "judge_scored": int((e.provenance or {}).get("judge_scored_results") or 0),
             **board_figures(e.usage, domain), "consistency": repeated.get(e.id),
-            "published_at": e.published_at, "scored_at": e.scored_at,
+            "published_at": e.published_at, "scored_at": e.scored_at, **regrade_marks(e.regrade),
         })
-    ranks = rank_with_ties([_interval(r, "mean") for r in rows])
-    for row, rank in zip(rows, ranks, strict=True):
-        row["rank"] = rank
+    # Rows still scored on an older task revision (a re-grade pending) are ranked apart from the others.
+    for group in (False, True):
+        members = [r for r in rows if r["older_revision"] is group]
+        for row, rank in zip(members, rank_with_ties([_interval(r, "mean") for r in members]), strict=True):
+            row["rank"] = rank
     return rows
+
+
+def regrade_marks(regrade: dict[str, Any] | None) -> dict[str, Any]:
+    """A board row's re-grade state (leaderboard.regrade): pending rows are "scored on an older revision";
+    a re-graded row shows its old mean and rank until a maintainer acknowledges it."""
+    regrade = regrade or {}
+    return {"older_revision": regrade.get("state") == "pending",
+            "regrade": regrade if regrade.get("state") == "regraded" else None}
+
+
+def board_ranks(dataset: str) -> dict[int, int | None]:
+    """{entry id: rank} on the dataset's whole board as it is now (uncached)."""
+    return {row["id"]: row["rank"] for row in _rows_uncached(dataset, None)}
 
 
 def _interval(row: dict[str, Any], column: str) -> Interval | None:

@@ -60,6 +60,8 @@ class Dataset(models.Model):
     references_public = models.BooleanField(default=False)
     accepted_sandbox_modes = models.JSONField(default=list)
     description = models.TextField(blank=True)
+    # Bumped when a published task of the dataset gets a new revision (an erratum's fix, leaderboard.regrade).
+    version = models.PositiveIntegerField(default=1)
 
     def __str__(self) -> str:
         return self.name
