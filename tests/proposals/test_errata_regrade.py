@@ -87,7 +87,8 @@ def published_run(persona, maintainer, reference, tmp_path, scale: float, name: 
         base = write_result(results, INSTANCE, level, {"eigenvalues.npy": buffer.getvalue(), "solve.py": b"print(1)\n"})
         record = json.loads((results / TASK / f"{base}.json").read_text())
         (results / TASK / f"{base}.json").write_text(json.dumps({**record, "parameters": params}))
-    archive = bundle_of(results, tmp_path / f"{name}.tar.gz")
+    (tmp_path / "bundles").mkdir(exist_ok=True)
+    archive = bundle_of(results, tmp_path / "bundles" / f"{name}.tar.gz")
     with archive.open("rb") as stream:
         intake = submissions.submission_intake(user=persona.user, stream=stream, content_length=None,
                                                filename=archive.name)
@@ -113,7 +114,7 @@ def test_a_scorer_bug_is_caught_fixed_through_review_and_the_board_regraded(
 
     # The weekly beat job queues a check of every task; the worker runs it and the bug shows.
     assert task_health_checks_schedule_task() == 1
-    wait_for(lambda: TaskHealthCheck.objects.exclude(outcome="running").count() == 2, 300, "the health checks")
+    wait_for(lambda: Erratum.objects.exists(), 300, "the health checks and the erratum they open")
     checks = TaskHealthCheck.objects.filter(task_id=TASK)
     assert {c.outcome for c in checks} == {"failing"} and {c.trigger for c in checks} == {"schedule"}
     assert "the reference solution scored 50 (not 100) at B1, B2, B3, B4" in checks[0].reason
