@@ -18,6 +18,7 @@ import logging
 from functools import partial
 from typing import Any
 
+from celery import current_app
 from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
@@ -36,6 +37,7 @@ from scoring.selectors import scoring_run_latest
 logger = logging.getLogger(__name__)
 
 PENDING, REGRADED = "pending", "regraded"
+REGRADE_TASK = "leaderboard.regrade_run"  # leaderboard.tasks.regrade_run_task
 
 
 def regrade_reason(task: Task) -> str:
@@ -84,9 +86,7 @@ def regrade_start(*, task: Task) -> list[int]:
 
 
 def _enqueue(submission_id: str, task_id: str) -> None:
-    from leaderboard.tasks import regrade_run_task  # the tasks module imports this one
-
-    regrade_run_task.delay(submission_id, task_id)
+    current_app.send_task(REGRADE_TASK, args=(submission_id, task_id))
 
 
 def regrade_run_start(*, submission_id: Any, task_id: str) -> ScoringRun | None:

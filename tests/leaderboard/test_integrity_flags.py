@@ -35,10 +35,11 @@ def score(submission) -> None:
     scoring_run_completed_hooks(submission.scoring_runs.get().id)
 
 
-def test_the_completion_hooks_are_the_leaderboards_flags_and_the_owners_mail():
-    from leaderboard import services
+def test_the_completion_hooks_are_the_leaderboards_flags_the_owners_mail_and_the_regrade():
+    from leaderboard import regrade, services
 
-    assert completion_hooks() == [services.integrity_flags_compute_for_run, services.owner_notify_scored]
+    assert completion_hooks() == [services.integrity_flags_compute_for_run, services.owner_notify_scored,
+                                  regrade.regrade_scoring_completed]
 
 
 def test_a_clean_run_has_no_flags(catalog, submitter):
