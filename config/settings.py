@@ -580,6 +580,8 @@ TASK_HEALTH_FAILURE_HOOKS = ["leaderboard.errata.erratum_open_for_check"]
 # What follows the publication of a task's new revision: functions taking the task's id (its errata are
 # resolved and the board's runs of it re-graded against the new revision).
 TASK_REVISION_PUBLISHED_HOOKS = ["leaderboard.regrade.task_revision_published"]
+# A re-grade scores this many runs' results of one instance in one sandbox (one Celery message each).
+REGRADE_BATCH_RUNS = env_int("ASIBENCH_REGRADE_BATCH_RUNS", 50, minimum=1)
 
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},

@@ -3,8 +3,9 @@
 Publishing a new revision of a task that published runs were scored on (proposals.publishing, through
 `settings.TASK_REVISION_PUBLISHED_HOOKS`) resolves the task's errata, bumps the version of each dataset the
 task is in, and re-grades every affected published run in the background: a new scoring run of the run's
-stored bundle in which the affected task's results are scored again against the new revision (the same
-pipeline and sandbox as any scoring) and every other result's score is carried over. Earlier scoring runs
+stored bundle in which the affected task's results are scored again against the new revision and every
+other result's score is carried over. The runs of one instance are scored in chunks, one sandbox per
+chunk (`scoring.regrade_batch`, the pipeline's own steps): see bench/regrade_throughput.py. Earlier scoring runs
 and their scores stay, as with any rescore.
 
 Until its re-grade completes an entry is marked "scored on an older revision" and is ranked apart from
@@ -19,6 +20,7 @@ from functools import partial
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
@@ -30,8 +32,10 @@ from leaderboard.services import entry_snapshot
 from portal.accounts.models import User
 from portal.errors import Conflict, NotFound
 from portal.submissions.models import Submission, SubmissionEntry
-from portal.submissions.scoring_tasks import instance_score_task
+from portal.submissions.scoring_runs import scoring_run_fail, scoring_run_finalize
 from scoring.models import Dataset, Instance, InstanceScore, ScoringRun, Task
+from scoring.pipeline import ResultToScore
+from scoring.regrade_batch import RunToScore, instance_results_score_many
 from scoring.selectors import scoring_run_latest
 
 logger = logging.getLogger(__name__)
@@ -66,8 +70,9 @@ def affected_entries(task: Task) -> list[LeaderboardEntry]:
 
 
 def regrade_start(*, task: Task) -> list[int]:
-    """Mark the affected entries pending, bump the datasets' versions, queue one re-grade per run (after
-    commit). Returns the entries' ids. Starting it again queues only what is not pending already."""
+    """Mark the affected entries pending, bump the datasets' versions, and queue the re-grade (after commit):
+    one message per chunk of REGRADE_BATCH_RUNS runs of one instance. Returns the entries' ids. Starting it
+    again queues only what is not pending already."""
     with transaction.atomic():
         entries = [e for e in affected_entries(task) if (e.regrade or {}).get("to_revision") != task.revision
                    or (e.regrade or {}).get("state") != PENDING]
@@ -80,42 +85,67 @@ def regrade_start(*, task: Task) -> list[int]:
                              "rank_before": ranks[entry.dataset_id].get(entry.id),
                              "scoring_number_before": (entry.provenance or {}).get("scoring_number")}
             entry.save(update_fields=["regrade"])
-            transaction.on_commit(partial(_enqueue, str(entry.submission_id), task.id))
+        for instance_id, submission_ids in _batches(task, [e.submission_id for e in entries]):
+            transaction.on_commit(partial(current_app.send_task, REGRADE_TASK,
+                                          args=(task.id, instance_id, submission_ids)))
         transaction.on_commit(board_cache_invalidate)
     return [e.id for e in entries]
 
 
-def _enqueue(submission_id: str, task_id: str) -> None:
-    current_app.send_task(REGRADE_TASK, args=(submission_id, task_id))
+def _batches(task: Task, submission_ids: list[Any]) -> list[tuple[str, list[str]]]:
+    """(instance id, runs) chunks: the runs with results of each of the task's instances, at most
+    REGRADE_BATCH_RUNS a chunk (one sandbox each)."""
+    by_instance: dict[str, list[str]] = {}
+    pairs = (SubmissionEntry.objects.filter(submission_id__in=submission_ids, task_id=task.id)
+             .values_list("instance_id", "submission_id").distinct().order_by("instance_id", "submission_id"))
+    for instance_id, submission_id in pairs:
+        by_instance.setdefault(instance_id, []).append(str(submission_id))
+    size = settings.REGRADE_BATCH_RUNS
+    return [(instance_id, ids[i:i + size]) for instance_id, ids in by_instance.items()
+            for i in range(0, len(ids), size)]
 
 
-def regrade_run_start(*, submission_id: Any, task_id: str) -> ScoringRun | None:
-    """Open the run's re-grade scoring (or find the open one: a redelivered message) and queue its affected
-    instances (after commit). The other tasks' scores are carried over from the latest complete scoring.
-    None when the run has no complete scoring to start from."""
-    task = Task.objects.get(id=task_id)
+def regrade_run_open(*, submission_id: Any, task: Task) -> ScoringRun | None:
+    """The run's re-grade scoring against the task's current revision: opened with every other task's scores
+    carried over from the latest complete scoring, or the one already opened (a redelivered message). None
+    when the run has no complete scoring to start from."""
     reason = regrade_reason(task)
     with transaction.atomic():
         submission = Submission.objects.select_for_update().filter(id=submission_id).first()
         if submission is None:
             return None
         run = ScoringRun.objects.filter(submission=submission, reason=reason).order_by("-number").first()
-        if run is None:
-            previous = scoring_run_latest(submission.id)
-            if previous is None or previous.status != ScoringRun.Status.COMPLETE:
-                return None
-            number = (submission.scoring_runs.aggregate(n=Max("number"))["n"] or 0) + 1
-            run = ScoringRun.objects.create(submission=submission, number=number, reason=reason)
-            kept = InstanceScore.objects.filter(scoring_run=previous).exclude(entry__task_id=task.id)
-            InstanceScore.objects.bulk_create([_carried(score, run) for score in kept])
-        if run.status != ScoringRun.Status.RUNNING:
+        if run is not None:
             return run
-        scored = InstanceScore.objects.filter(scoring_run=run).values("entry_id")
-        pending = sorted(set(SubmissionEntry.objects.filter(submission=submission, task_id=task.id)
-                             .exclude(id__in=scored).values_list("instance_id", flat=True)))
-        for instance_id in pending:
-            transaction.on_commit(partial(instance_score_task.delay, run.id, instance_id))
+        previous = scoring_run_latest(submission.id)
+        if previous is None or previous.status != ScoringRun.Status.COMPLETE:
+            return None
+        number = (submission.scoring_runs.aggregate(n=Max("number"))["n"] or 0) + 1
+        run = ScoringRun.objects.create(submission=submission, number=number, reason=reason)
+        kept = InstanceScore.objects.filter(scoring_run=previous).exclude(entry__task_id=task.id)
+        InstanceScore.objects.bulk_create([_carried(score, run) for score in kept])
     return run
+
+
+def regrade_batch(*, task_id: str, instance_id: str, submission_ids: list[str]) -> int:
+    """Re-grade these runs' results of one instance in one sandbox, then finish each run (its completion hook
+    updates its board entry). Safe to repeat: scored results are skipped, finished runs stay finished.
+    Returns how many runs it finished."""
+    task = Task.objects.get(id=task_id)
+    runs = [run for run in (regrade_run_open(submission_id=s, task=task) for s in submission_ids)
+            if run is not None and run.status == ScoringRun.Status.RUNNING]
+    archives = dict(Submission.objects.filter(id__in=[r.submission_id for r in runs]).values_list("id", "archive"))
+    results: dict[Any, list[ResultToScore]] = {}
+    for entry_id, submission_id, level, outputs in SubmissionEntry.objects.filter(
+            submission_id__in=list(archives), instance_id=instance_id).values_list(
+            "id", "submission_id", "prompt_level", "outputs"):
+        results.setdefault(submission_id, []).append(ResultToScore(entry_id, level, outputs))
+    mismatched = instance_results_score_many(instance_id=instance_id, runs=[
+        RunToScore(r.id, archives[r.submission_id], results.get(r.submission_id, [])) for r in runs])
+    for run_id, why in mismatched.items():
+        scoring_run_fail(scoring_run_id=run_id, reason=f"the stored bundle does not match what was verified at "
+                                                       f"upload ({why}); it was not re-graded")
+    return sum(scoring_run_finalize(scoring_run_id=run.id) for run in runs if run.id not in mismatched)
 
 
 def _carried(score: InstanceScore, run: ScoringRun) -> InstanceScore:

@@ -45,7 +45,7 @@ def test_starting_a_regrade_marks_every_affected_entry_and_ranks_them_apart(
     version = Dataset.objects.get(name="seed42").version
     with django_capture_on_commit_callbacks() as queued:
         marked = regrade_start(task=task)
-    assert len(marked) == 3 and len(queued) == 4  # one re-grade per run, and the board's cache
+    assert len(marked) == 3 and len(queued) == 2  # one chunk of runs for the instance, and the board's cache
     assert Dataset.objects.get(name="seed42").version == version + 1
     high = LeaderboardEntry.objects.get(id=entries["high"].id)
     assert high.regrade["state"] == "pending" and high.regrade["rank_before"] == 1
