@@ -5,7 +5,8 @@ instead of one sandbox per run.
 
 Built from the pipeline's own steps (`scoring.pipeline`): each run's outputs come from its stored bundle and
 are checked against what intake verified; each score is stored once per (scoring run, result); results
-whose judges must be asked are scored again per run through the pipeline's judge rounds.
+whose judges must be asked are scored again per run through the pipeline's judge rounds. The scores are
+stored with one INSERT per chunk (the pipeline's `_score_store` fields, unique per run and result).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scoring import metrics
 from scoring.catalog import reference_extract, sandbox_backend, scratch_root, task_source_dir
-from scoring.engine import stage_prediction_dir
+from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.pipeline import (
     _READ_ERRORS,
@@ -26,7 +28,6 @@ from scoring.pipeline import (
     StoredBundleMismatch,
     _extract_data,
     _extract_outputs,
-    _score_store,
     _score_with_judges,
     _zero,
     results_score_in_sandbox,
@@ -94,7 +95,14 @@ def instance_results_score_many(*, instance_id: str, runs: Sequence[RunToScore],
             outcomes.update(_score_with_judges(open_runs[run_id], backend, task_dir, reference, instance.params,
                                                workdir, mine, tmp))
     duration = round((time.monotonic() - started) / max(1, len(outcomes)), 3)
-    for key, outcome in outcomes.items():
-        if "pending_judges" not in outcome:  # still waiting for a judge: the sweep scores it later
-            _score_store(open_runs[owner[key]], instance, key, outcome, backend, duration)
+    # Still waiting for a judge: not stored, the sweep scores it later. The rest in one INSERT; a score
+    # another worker stored first stays (unique per run and result).
+    done = {key: outcome for key, outcome in outcomes.items() if "pending_judges" not in outcome}
+    InstanceScore.objects.bulk_create([InstanceScore(
+        scoring_run_id=owner[key], entry_id=key, **outcome, engine_version=ENGINE_VERSION,
+        task_revision=instance.task_revision, reference_sha256=instance.reference_sha256,
+        sandbox_backend=backend.name, duration_seconds=duration) for key, outcome in done.items()],
+        ignore_conflicts=True)
+    for outcome in done.values():
+        metrics.result_scored(outcome=outcome["outcome"], seconds=duration)
     return mismatched
