@@ -293,8 +293,9 @@ def main() -> None:
         at_rate = 10_000 / row["results_per_minute"]
         print(f"workers={row['workers']}: {row['results']} results in {row['seconds']} s = "
               f"{row['results_per_minute']} results/min (10,000 at this rate: {at_rate:.1f} min, target 10 min: "
-              f"{'met' if at_rate <= 10 else 'NOT met'}); board read {row['board_reads']} times, p50 {row['board_p50_ms']} ms, p99 "
-              f"{row['board_p99_ms']} ms, {row['board_failures']} failed; outcome {'checked' if ok else 'WRONG'}")
+              f"{'met' if at_rate <= 10 else 'NOT met'}); board read {row['board_reads']} times, "
+              f"p50 {row['board_p50_ms']} ms, p99 {row['board_p99_ms']} ms, {row['board_failures']} failed; "
+              f"outcome {'checked' if ok else 'WRONG'}")
     if len(figures) == 2:
         print(f"two workers / one worker: {figures[1]['results_per_minute'] / figures[0]['results_per_minute']:.2f}x")
     shutil.rmtree(var, ignore_errors=True)
