@@ -131,6 +131,7 @@ def test_a_scorer_bug_is_caught_fixed_through_review_and_the_board_regraded(
     fixed = publish(submitter, maintainer, with_entry(files, FIXED_ENTRY))
     assert fixed.revision == 2
     assert all(Dataset.objects.get(name=n).version == v + 1 for n, v in versions.items())
+    assert f"Version {versions['seed42'] + 1}:" in Client().get("/datasets/seed42/").content.decode()
     assert Erratum.objects.get(id=erratum.id).status == "resolved"
     assert Erratum.objects.get(id=erratum.id).resolved_revision == 2
     wait_for(lambda: all(e.regrade.get("state") == "regraded" for e in LeaderboardEntry.objects.all()), 300,

@@ -61,3 +61,12 @@ def test_a_task_without_a_reference_solution_is_not_checkable_here_never_healthy
     [check] = task_health_check(task_id=TASK, trigger="schedule")
     assert check.outcome == TaskHealthCheck.Outcome.NOT_CHECKABLE and check.dataset is None
     assert check.reason == "it has no reference solution (solution/solve.py) to check it with"
+
+
+def test_an_official_definition_only_task_is_not_checkable_here_with_the_reason(tmp_path):
+    root = task_root(tmp_path)
+    (root / "demo" / "health_sum" / "generate_gt.py").unlink()  # published without its generator
+    assert not catalog_load(tasks_root=root).failures
+    [check] = task_health_check(task_id=TASK, trigger="schedule")
+    assert check.outcome == TaskHealthCheck.Outcome.NOT_CHECKABLE
+    assert check.reason.startswith("an official definition-only task: published without its generator")
