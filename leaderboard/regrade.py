@@ -54,6 +54,8 @@ def task_revision_published(task_id: str) -> None:
     if task is None:
         return
     errata_resolve_for_task(task=task)
+    datasets = set(Instance.objects.filter(task=task).values_list("dataset_id", flat=True))
+    Dataset.objects.filter(name__in=datasets).update(version=F("version") + 1)
     regrade_start(task=task)
 
 
@@ -70,16 +72,16 @@ def affected_entries(task: Task) -> list[LeaderboardEntry]:
 
 
 def regrade_start(*, task: Task) -> list[int]:
-    """Mark the affected entries pending, bump the datasets' versions, and queue the re-grade (after commit):
-    one message per chunk of REGRADE_BATCH_RUNS runs of one instance. Returns the entries' ids. Starting it
-    again queues only what is not pending already."""
+    """Mark the affected entries pending and queue their re-grade (after commit): one message per chunk of
+    REGRADE_BATCH_RUNS runs of one instance. Returns the entries' ids. Calling it again (`manage.py
+    task_regrade`, after a lost message) queues every entry not re-graded yet again, keeping what the
+    pending ones recorded before; the re-grade itself skips what is done."""
     with transaction.atomic():
-        entries = [e for e in affected_entries(task) if (e.regrade or {}).get("to_revision") != task.revision
-                   or (e.regrade or {}).get("state") != PENDING]
-        datasets = set(Instance.objects.filter(task=task).values_list("dataset_id", flat=True))
-        Dataset.objects.filter(name__in=datasets).update(version=F("version") + 1)
+        entries = affected_entries(task)
         ranks = {name: board_ranks(name) for name in {e.dataset_id for e in entries}}
         for entry in LeaderboardEntry.objects.select_for_update().filter(id__in=[e.id for e in entries]):
+            if (entry.regrade or {}).get("to_revision") == task.revision and entry.regrade.get("state") == PENDING:
+                continue
             entry.regrade = {"task": task.id, "from_revision": _revision_scored(entry, task.id),
                              "to_revision": task.revision, "state": PENDING, "mean_before": entry.mean,
                              "rank_before": ranks[entry.dataset_id].get(entry.id),
