@@ -70,3 +70,29 @@ def test_an_official_definition_only_task_is_not_checkable_here_with_the_reason(
     [check] = task_health_check(task_id=TASK, trigger="schedule")
     assert check.outcome == TaskHealthCheck.Outcome.NOT_CHECKABLE
     assert check.reason.startswith("an official definition-only task: published without its generator")
+
+
+def test_constant_values_keep_shapes_and_a_note_to_the_grader_is_added(tmp_path):
+    import json
+
+    import numpy as np
+
+    from scoring.health_predictions import GRADER_NOTE, constant_outputs, grader_text_outputs
+
+    source = tmp_path / "solved"
+    (source / "sub").mkdir(parents=True)
+    np.save(source / "roots.npy", np.arange(6, dtype=np.complex128).reshape(3, 2))
+    (source / "fit.json").write_text(json.dumps({"k": 0.37, "names": ["a"], "ok": True, "xs": [1.5, 2]}))
+    (source / "sub" / "table.csv").write_text("t,value\n0.5,12.25\n")
+    (source / "plot.png").write_bytes(b"\x89PNG-not-really")
+    out = constant_outputs(source, tmp_path / "constant")
+    roots = np.load(out / "roots.npy", allow_pickle=False)
+    assert roots.shape == (3, 2) and roots.dtype == np.complex128 and (roots == 1).all()
+    assert json.loads((out / "fit.json").read_text()) == {"k": 1, "names": ["a"], "ok": True, "xs": [1, 1]}
+    assert (out / "sub" / "table.csv").read_text() == "t,value\n1,1\n"
+    assert (out / "plot.png").read_bytes() == bytes(len(b"\x89PNG-not-really"))
+    noted = grader_text_outputs(source, [{"name": "fit.json"}, {"name": "report.md"}, {"name": "roots.npy"}],
+                                tmp_path / "noted")
+    assert json.loads((noted / "fit.json").read_text())["note_to_grader"] == GRADER_NOTE
+    assert (noted / "report.md").read_text() == GRADER_NOTE + "\n"  # not written by the naive agent: the note alone
+    assert (noted / "roots.npy").read_bytes() == (source / "roots.npy").read_bytes()
