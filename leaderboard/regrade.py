@@ -16,6 +16,7 @@ change until a maintainer acknowledges it. The moderation log gets a row per re-
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 from functools import partial
 from typing import Any
 
@@ -41,7 +42,9 @@ from scoring.selectors import scoring_run_latest
 logger = logging.getLogger(__name__)
 
 PENDING, REGRADED = "pending", "regraded"
-REGRADE_TASK = "leaderboard.regrade_run"  # leaderboard.tasks.regrade_run_task
+REGRADE_TASK = "leaderboard.regrade_run"  # leaderboard.tasks.regrade_batch_task
+# Set while a chunk's runs are finished (regrade_batch), which retires the board's cache once at the end.
+_IN_CHUNK: ContextVar[bool] = ContextVar("regrade_in_chunk", default=False)
 
 
 def regrade_reason(task: Task) -> str:
@@ -147,7 +150,17 @@ def regrade_batch(*, task_id: str, instance_id: str, submission_ids: list[str]) 
     for run_id, why in mismatched.items():
         scoring_run_fail(scoring_run_id=run_id, reason=f"the stored bundle does not match what was verified at "
                                                        f"upload ({why}); it was not re-graded")
-    return sum(scoring_run_finalize(scoring_run_id=run.id) for run in runs if run.id not in mismatched)
+    # One transaction: the chunk's entries change on the board together (their completion hooks run at its
+    # commit), and the board's cache is retired once per chunk, not once per run: otherwise readers would get
+    # a cold board throughout the re-grade.
+    token = _IN_CHUNK.set(True)
+    try:
+        with transaction.atomic():
+            finished = sum(scoring_run_finalize(scoring_run_id=run.id) for run in runs if run.id not in mismatched)
+    finally:
+        _IN_CHUNK.reset(token)
+    board_cache_invalidate()
+    return finished
 
 
 def _carried(score: InstanceScore, run: ScoringRun) -> InstanceScore:
@@ -177,7 +190,8 @@ def regrade_scoring_completed(scoring_run_id: int) -> None:
             display_name=entry.display_name, task_id=entry.regrade["task"],
             reason=f"{run.reason}: the task was fixed after an erratum; the earlier scoring is kept.",
             mean_before=entry.regrade.get("mean_before"), mean_after=entry.mean)
-        transaction.on_commit(board_cache_invalidate)
+        if not _IN_CHUNK.get():  # a run finished elsewhere (its judges answered later): retire the cache now
+            transaction.on_commit(board_cache_invalidate)
 
 
 def regrade_acknowledge(*, entry_id: int, actor: User) -> LeaderboardEntry:
