@@ -11,6 +11,11 @@ calls `regrade_start` as the publication hook does, and waits until every board 
 thread reads the public board page the whole time. Prints results per minute per worker count, the board's
 read latency during the re-grade (p50/p99/max, failed reads) and checks the outcome (new scores, old scoring
 kept). Target: 10,000 results in at most 10 minutes on this machine.
+
+Measured on the 2-core development VM (shared with other work), 50 runs per sandbox: one worker process
+10,000 results in 465 s (1,290 results/min, 7.8 min), two in 364 s (1,650 results/min, 6.1 min; 1.28x,
+the two cores also run PostgreSQL, the bench and its board reader); the board answered every read
+(p50 10 ms; p99 4-6 s: the 2,500-row board rebuilt cold after each re-graded chunk).
 """
 
 from __future__ import annotations
