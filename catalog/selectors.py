@@ -67,6 +67,8 @@ def dataset_public_dict(dataset: Dataset, instance_count: int | None = None) -> 
         "references_public": dataset.references_public,
         "accepted_sandbox_modes": list(dataset.accepted_sandbox_modes),
         "description": dataset.description,
+        # Bumped when one of its tasks gets a fixed revision (leaderboard.regrade).
+        "version": dataset.version,
         "instance_count": instance_count if instance_count is not None else dataset.instances.count(),
     }
 

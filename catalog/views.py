@@ -4,6 +4,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from catalog import selectors
+from catalog.health_views import task_health_context
 from contracts import PROMPT_LEVELS
 from portal.errors import NotFound
 from portal.guides.faq import help_path
@@ -44,6 +45,7 @@ def task_detail(request: HttpRequest, task_id: str) -> HttpResponse:
             "difficulty": selectors.task_difficulty(task),
             "unscorable_help": help_path("task_unscorable"),
             "status_meaning": Task.STATUS_MEANINGS.get(task.status, ""),
+            **task_health_context(request, task),
         },
     )
 

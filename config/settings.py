@@ -361,6 +361,8 @@ CELERY_TASK_ROUTES = {
     "proposals.validate_proposal": {"queue": PROPOSALS_QUEUE},
     "proposals.publish_proposal": {"queue": PROPOSALS_QUEUE},
     "proposals.revision_diff": {"queue": PROPOSALS_QUEUE},
+    # Health checks run each task's reference and naive solutions for minutes: never in front of scoring.
+    "scoring.task_health_check": {"queue": PROPOSALS_QUEUE},
 }
 
 # Proxies in front of the Portal that append to X-Forwarded-For. Rate limits key on the client
@@ -593,6 +595,18 @@ WORKER_HEARTBEAT_SECONDS = env_int("ASIBENCH_WORKER_HEARTBEAT_SECONDS", 30, mini
 WORKER_SEEN_MINUTES = env_int("ASIBENCH_WORKER_SEEN_MINUTES", 5, minimum=1)
 STATUS_CACHE_SECONDS = env_int("ASIBENCH_STATUS_CACHE_SECONDS", 15, minimum=1)
 
+# Task health (scoring.health): every published task is re-checked this often (weekly by default) by the
+# beat job; a check runs the task's reference and naive solutions, each within this time per instance.
+TASK_HEALTH_INTERVAL_HOURS = env_int("ASIBENCH_TASK_HEALTH_INTERVAL_HOURS", 168, minimum=1)
+TASK_HEALTH_SOLUTION_TIMEOUT_SECONDS = env_int("ASIBENCH_TASK_HEALTH_SOLUTION_TIMEOUT", 1800, minimum=5)
+# What follows a failing check: dotted paths of functions taking the check's id (the errata it opens).
+TASK_HEALTH_FAILURE_HOOKS = ["leaderboard.errata.erratum_open_for_check"]
+# What follows the publication of a task's new revision: functions taking the task's id (its errata are
+# resolved and the board's runs of it re-graded against the new revision).
+TASK_REVISION_PUBLISHED_HOOKS = ["leaderboard.regrade.task_revision_published"]
+# A re-grade scores this many runs' results of one instance in one sandbox (one Celery message each).
+REGRADE_BATCH_RUNS = env_int("ASIBENCH_REGRADE_BATCH_RUNS", 50, minimum=1)
+
 CELERY_BEAT_SCHEDULE = {
     "expire-unconfirmed-drafts": {"task": "portal.submissions.tasks.expire_drafts", "schedule": 3600.0},
     "sweep-leftover-temp-files": {"task": "portal.tasks.sweep_leftovers", "schedule": 3600.0},
@@ -600,6 +614,8 @@ CELERY_BEAT_SCHEDULE = {
                            "schedule": float(SCORING_REAPER_INTERVAL)},
     "resend-waiting-judges": {"task": "portal.submissions.tasks.resend_waiting_judges",
                               "schedule": float(SCORING_REAPER_INTERVAL)},
+    "check-published-tasks": {"task": "scoring.task_health_checks_schedule",
+                              "schedule": float(TASK_HEALTH_INTERVAL_HOURS * 3600)},
 }
 
 # What runs once a scoring run completes, in this order (portal.submissions.scoring_runs): each takes
@@ -608,6 +624,7 @@ SCORING_RUN_COMPLETION_HOOKS = [
     "leaderboard.integrity_flags.integrity_flags_compute_for_run",
     "leaderboard.owner_mail.owner_notify_scored",
     "leaderboard.spot_validation.spot_validation_compare_for_run",
+    "leaderboard.regrade.regrade_scoring_completed",
 ]
 # The optional model-based scanner (portal.submissions.scan_model): off unless a model is named AND the judge
 # endpoint (ASIBENCH_JUDGE_API_*, or a provider key) is configured; its calls are budgeted in tokens per run

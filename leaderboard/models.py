@@ -162,6 +162,10 @@ class LeaderboardEntry(models.Model):
     trust = models.CharField(max_length=16, choices=TrustLabel.choices, default=TrustLabel.COMMUNITY)
     scored_at = models.DateTimeField(null=True)
     published_at = models.DateTimeField(default=timezone.now)
+    # A re-grade against a task's new revision (leaderboard.regrade), shown until a maintainer acknowledges it:
+    # {"task", "from_revision", "to_revision", "state": pending|regraded|failed, "mean_before", "mean_after",
+    # "rank_before", "scoring_number_before"}; {} when there is none to show. Public.
+    regrade = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-mean", "display_name"]
@@ -191,9 +195,15 @@ class ModerationEvent(models.Model):
         # never the finding's excerpt or the owner's answer.
         FINDING = "finding", "decision on a scanner finding"
         TRUST = "trust", "trust label changed"
+        # Task health (leaderboard.errata, leaderboard.regrade): about a task, not one run; `task_id` names it.
+        ERRATUM = "erratum", "erratum confirmed for a task"
+        TASK_REVISION = "task_rev", "fixed task revision published"
+        REGRADE = "regrade", "re-graded against a new task revision"
 
-    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="+")
-    dataset = models.ForeignKey("scoring.Dataset", on_delete=models.PROTECT, related_name="+")
+    # Null for a task's events (an erratum, a new revision), which concern every run of the task.
+    submission = models.ForeignKey("submissions.Submission", null=True, on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey("scoring.Dataset", null=True, on_delete=models.PROTECT, related_name="+")
+    task_id = models.CharField(max_length=120, blank=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
     display_name = models.CharField(max_length=120)  # the board name at the time
     reason = models.TextField()

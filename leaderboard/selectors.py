@@ -63,7 +63,7 @@ ROW_FIELDS = ("id", "rank", "display_name", "dataset", "agent", "model", "effort
 ASCENDING_FIRST = frozenset({"rank", "name", "agent", "model", "effort", "sandbox", "cost", "tokens"})
 _BOARD_ONLY = ("id", "dataset_id", "display_name", "agent", "model", "effort", "sandbox", "b1", "b2", "b3", "b4",
                "mean", "intervals", "instances_scored", "task_count", "published_at", "scored_at", "provenance",
-               "usage", "coverage", "complete", "trust")
+               "usage", "coverage", "complete", "trust", "regrade")
 
 
 T = TypeVar("T")
@@ -218,16 +218,30 @@ def _rows_uncached(dataset: str, domain: str | None) -> list[dict[str, Any]]:
             "complete": e.complete, "trust": e.trust,
             "judge_scored": int((e.provenance or {}).get("judge_scored_results") or 0),
             **board_figures(e.usage, domain), "consistency": repeated.get(e.id),
-            "published_at": e.published_at, "scored_at": e.scored_at,
+            "published_at": e.published_at, "scored_at": e.scored_at, **regrade_marks(e.regrade),
         })
-    # Only complete runs are ranked: a run that covers part of the benchmark is listed apart, unranked.
-    ranked = [r for r in rows if r["complete"]]
-    ranks = rank_with_ties([_interval(r, "mean") for r in ranked])
+    # Only complete runs are ranked: a run that covers part of the benchmark is listed apart, unranked. Complete
+    # rows still scored on an older task revision (a re-grade pending) are ranked apart from the others.
     for row in rows:
         row["rank"] = None
-    for row, rank in zip(ranked, ranks, strict=True):
-        row["rank"] = rank
+    for group in (False, True):
+        members = [r for r in rows if r["complete"] and r["older_revision"] is group]
+        for row, rank in zip(members, rank_with_ties([_interval(r, "mean") for r in members]), strict=True):
+            row["rank"] = rank
     return rows
+
+
+def regrade_marks(regrade: dict[str, Any] | None) -> dict[str, Any]:
+    """A board row's re-grade state (leaderboard.regrade): pending rows are "scored on an older revision";
+    a re-graded row shows its old mean and rank until a maintainer acknowledges it."""
+    regrade = regrade or {}
+    return {"older_revision": regrade.get("state") == "pending",
+            "regrade": regrade if regrade.get("state") == "regraded" else None}
+
+
+def board_ranks(dataset: str) -> dict[int, int | None]:
+    """{entry id: rank} on the dataset's whole board as it is now (uncached)."""
+    return {row["id"]: row["rank"] for row in _rows_uncached(dataset, None)}
 
 
 def _interval(row: dict[str, Any], column: str) -> Interval | None:
@@ -313,7 +327,7 @@ def moderation_public(event: ModerationEvent) -> dict[str, Any]:
     return {"at": event.created_at.isoformat(), "kind": event.kind, "what": event.get_kind_display(),
             "run": event.display_name, "dataset": event.dataset_id, "reason": event.reason,
             "mean_before": event.mean_before, "mean_after": event.mean_after,
-            "entry_id": event.entry_id}  # type: ignore[attr-defined]
+            "entry_id": event.entry_id, "task": event.task_id}  # type: ignore[attr-defined]
 
 
 # --- the review side (maintainers only; callers check the role) -------------------------------

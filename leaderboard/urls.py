@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard import views
+from leaderboard import regrade_views, views
 
 urlpatterns = [
     path("", views.board, name="leaderboard"),
@@ -9,6 +9,8 @@ urlpatterns = [
     path("cost/", views.cost_score, name="leaderboard-cost"),
     path("entries/<int:entry_id>/", views.entry_detail, name="leaderboard-entry"),
     path("moderation", views.moderation, name="leaderboard-moderation"),
+    path("entries/<int:entry_id>/regrade/acknowledge", regrade_views.regrade_acknowledge_view,
+         name="regrade-acknowledge"),
     path("review/", views.run_review_queue, name="review-queue"),
     path("review/bulk", views.run_review_bulk, name="review-bulk"),
     path("review/<uuid:submission_id>/", views.run_review_detail, name="review-detail"),

@@ -12,13 +12,17 @@ mid-publish leaves the catalog as it was.
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import yaml
 from django.conf import settings
+from django.db import transaction
+from django.utils.module_loading import import_string
 
 from contracts.task_files import SUBMISSION_FILE
 from portal.errors import Conflict, ValidationFailed
@@ -29,6 +33,7 @@ from scoring.generation import TaskProblem
 from scoring.models import Task
 from scoring.task_loading import catalog_install
 
+logger = logging.getLogger(__name__)
 PUBLISHABLE_STATUSES = ("final", "sample")
 # Never exported with a task (client contract §4.2; scoring contract §1.14).
 EXCLUDED_FILES = {SUBMISSION_FILE}
@@ -82,11 +87,22 @@ def publish_revision(revision: Revision, *, dataset_names: list[str], status: st
             dest.write_bytes(blob_read(blob))
         (staging / "task_meta.yaml").write_text(set_status(meta_text, status), encoding="utf-8")
         staging.chmod(0o755)
-        catalog_install(directory=staging, link=target, dataset_names=dataset_names)
+        task = catalog_install(directory=staging, link=target, dataset_names=dataset_names)
     except TaskProblem as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise ValidationFailed(f"Publishing failed, the catalog is unchanged: {exc}", code="publish_failed") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    if existing is not None and task.revision != existing.revision:
+        # A republication with changed files: its errata are resolved and the board re-graded (settings).
+        transaction.on_commit(partial(_revision_published_hooks, task.id))
     return version
+
+
+def _revision_published_hooks(task_id: str) -> None:
+    for path in settings.TASK_REVISION_PUBLISHED_HOOKS:
+        try:
+            import_string(path)(task_id)
+        except Exception:  # the publication stands; a maintainer can start the re-grade again
+            logger.exception("task revision hook %s failed for %s", path, task_id)

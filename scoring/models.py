@@ -60,6 +60,8 @@ class Dataset(models.Model):
     references_public = models.BooleanField(default=False)
     accepted_sandbox_modes = models.JSONField(default=list)
     description = models.TextField(blank=True)
+    # Bumped when a published task of the dataset gets a new revision (an erratum's fix, leaderboard.regrade).
+    version = models.PositiveIntegerField(default=1)
 
     def __str__(self) -> str:
         return self.name
@@ -196,3 +198,72 @@ class JudgeTokenLedger(models.Model):
 
     scope = models.CharField(max_length=80, primary_key=True)
     tokens = models.BigIntegerField(default=0)
+
+
+class TaskHealthCheck(models.Model):
+    """One health check of one task revision on one dataset (scoring.health): whether the task's reference
+    solution scores 100 at every level, its naive solution stays under the B3/B4 gate, and adversarial
+    predictions score no more than the naive one. Rows are kept: they are the task's health history."""
+
+    class Outcome(models.TextChoices):
+        RUNNING = "running"
+        HEALTHY = "healthy"
+        FAILING = "failing"
+        # Nothing to check it with here (no reference solution, a definition-only task): never healthy.
+        NOT_CHECKABLE = "not_checkable", "not checkable here"
+        # The check itself could not run (sandbox, storage, judge endpoint): says nothing about the task.
+        ERROR = "error"
+
+    class Trigger(models.TextChoices):
+        SCHEDULE = "schedule"
+        MAINTAINER = "maintainer"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="health_checks")
+    task_revision = models.PositiveIntegerField()
+    task_source_hash = models.CharField(max_length=64)
+    dataset = models.ForeignKey(Dataset, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    engine_version = models.CharField(max_length=40)
+    trigger = models.CharField(max_length=10, choices=Trigger.choices)
+    requested_by = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    outcome = models.CharField(max_length=14, choices=Outcome.choices, default=Outcome.RUNNING, db_index=True)
+    reason = models.TextField(blank=True)  # why it fails, is not checkable or could not run (public)
+    # [{"probe", "level", "percent", "expected", "passed", "reason"}]: maintainers only (private scores' reasons)
+    probes = models.JSONField(default=list)
+    judge = models.TextField(blank=True)  # which judge answered, for judged tasks
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [models.Index(fields=["task", "-started_at"], name="health_check_latest")]
+
+
+class Erratum(models.Model):
+    """A task found broken: opened by a failing health check, private until a maintainer confirms it,
+    resolved by a newer published revision of the task (whose publication re-grades the board)."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open (private until confirmed)"
+        CONFIRMED = "confirmed"
+        RESOLVED = "resolved"
+        DISMISSED = "dismissed"
+
+    ACTIVE = (Status.OPEN, Status.CONFIRMED)
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="errata")
+    task_revision = models.PositiveIntegerField()  # the broken revision
+    opened_by = models.ForeignKey(TaskHealthCheck, null=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
+    summary = models.TextField()  # public once confirmed: what is wrong, in the check's words
+    confirmed_by = models.ForeignKey("accounts.User", null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    resolved_revision = models.PositiveIntegerField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["task"], condition=models.Q(status__in=["open", "confirmed"]),
+                                               name="one_active_erratum_per_task")]

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from portal.status.models import WorkerHeartbeat
 from portal.submissions.models import Submission
+from scoring.health_selectors import task_health_counts
 from scoring.models import ScoringRun
 
 CACHE_KEY = "status:snapshot"
@@ -81,6 +82,8 @@ def status_snapshot(now: datetime | None = None) -> dict[str, Any]:
         "workers": workers.alive,
         "workers_unable": workers.alive - workers.able,
         "worker_window_minutes": settings.WORKER_SEEN_MINUTES,
+        # Task health (scoring.health): how many catalog tasks are healthy, failing and unchecked.
+        "tasks": task_health_counts(),
         "generated_at": now,
         "cache_seconds": settings.STATUS_CACHE_SECONDS,
     }

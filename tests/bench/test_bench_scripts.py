@@ -64,3 +64,17 @@ def test_scanner_quality_prints_precision_and_recall_per_detector_and_the_hostil
     assert re.search(r"citations: \d+ of \d+ labelled steps or files cited exactly", out), out
     assert out.count("clean cases flagged high: 0") == 3
     assert "== hostile trajectories of 2 MB" in out and out.count("(read to the end)") >= 4
+
+
+@pytest.mark.slow
+def test_regrade_throughput_prints_results_per_minute_and_the_board_reads():
+    import os
+
+    database = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/asibench") + "_regrade_bench"
+    run = subprocess.run([sys.executable, "bench/regrade_throughput.py", "--results", "40", "--workers", "1",
+                          "--batch", "4", "--database-url", database],
+                         cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert re.search(r"workers=1: 40 results in \d+\.\d s = \d+ results/min \(10,000 at this rate: \d+\.\d min, "
+                     r"target 10 min: (NOT )?met\); board read \d+ times, p50 \d+ ms, p99 \d+ ms, 0 failed; "
+                     r"outcome checked", run.stdout), run.stdout

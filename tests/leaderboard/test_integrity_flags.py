@@ -35,11 +35,11 @@ def score(submission) -> None:
     scoring_run_completed_hooks(submission.scoring_runs.get().id)
 
 
-def test_the_completion_hooks_are_the_leaderboards_flags_and_the_owners_mail():
-    from leaderboard import integrity_flags, owner_mail, spot_validation
+def test_the_completion_hooks_are_the_leaderboards_flags_the_owners_mail_spot_validation_and_the_regrade():
+    from leaderboard import integrity_flags, owner_mail, regrade, spot_validation
 
     assert completion_hooks() == [integrity_flags.integrity_flags_compute_for_run, owner_mail.owner_notify_scored,
-                                  spot_validation.spot_validation_compare_for_run]
+                                  spot_validation.spot_validation_compare_for_run, regrade.regrade_scoring_completed]
 
 
 def test_a_clean_run_has_no_flags(catalog, submitter):
