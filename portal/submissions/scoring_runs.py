@@ -83,7 +83,7 @@ def scoring_run_pending_task_groups(run: ScoringRun) -> list[list[str]]:
             for i in range(0, len(ids), INSTANCES_PER_SANDBOX)]
 
 
-def instance_score(
+def run_instances_score(
     *, scoring_run_id: int, instance_id: str, backend: SandboxBackend | None = None,
     more_instance_ids: Sequence[str] = (),
 ) -> list[InstanceScore]:

@@ -26,7 +26,7 @@ def scoring_run_start_task(submission_id: str, requested_by_id: str | None = Non
         scoring_runs.scoring_run_finalize(scoring_run_id=run.id)
         return
     for first, *more in groups:  # one sandbox per task's instances (scoring.pipeline.task_results_score)
-        instance_score_task.delay(run.id, first, more)
+        run_instances_score_task.delay(run.id, first, more)
 
 
 def infra_retry_delay(retries: int) -> float:
@@ -42,19 +42,19 @@ def infra_retry_delay(retries: int) -> float:
 
 
 @shared_task(name="scoring.score_instance", acks_late=True, max_retries=settings.SCORING_INFRA_RETRIES)
-def instance_score_task(scoring_run_id: int, instance_id: str, more_instance_ids: list[str] | None = None) -> None:
+def run_instances_score_task(scoring_run_id: int, instance_id: str, more_instance_ids: list[str] | None = None) -> None:
     """Every unscored result of one instance in this run, and of `more_instance_ids` (other instances
     of its task), in one sandbox."""
     try:
-        scoring_runs.instance_score(scoring_run_id=scoring_run_id, instance_id=instance_id,
+        scoring_runs.run_instances_score(scoring_run_id=scoring_run_id, instance_id=instance_id,
                                     more_instance_ids=more_instance_ids or ())
     except INFRASTRUCTURE_ERRORS as exc:
-        retries = instance_score_task.request.retries
-        if retries >= instance_score_task.max_retries:
+        retries = run_instances_score_task.request.retries
+        if retries >= run_instances_score_task.max_retries:
             scoring_runs.scoring_run_fail(scoring_run_id=scoring_run_id, reason=f"infrastructure error: {exc}")
             return
         delay = infra_retry_delay(retries)
         scoring_runs.scoring_run_note_retry(scoring_run_id=scoring_run_id, attempt=retries + 1,
-                                            attempts=instance_score_task.max_retries + 1, delay=delay, error=exc)
-        raise instance_score_task.retry(exc=exc, countdown=delay) from exc
+                                            attempts=run_instances_score_task.max_retries + 1, delay=delay, error=exc)
+        raise run_instances_score_task.retry(exc=exc, countdown=delay) from exc
     scoring_runs.scoring_run_finalize(scoring_run_id=scoring_run_id)

@@ -60,7 +60,7 @@ def score(submission: Submission, rejudge: bool = False) -> ScoringRun:
     Submission.objects.filter(id=submission.id).update(status=Submission.Status.QUEUED)
     run = scoring_runs.scoring_run_start(submission_id=str(submission.id), rejudge=rejudge)
     assert run is not None
-    scoring_runs.instance_score(scoring_run_id=run.id, instance_id=INSTANCE)
+    scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=INSTANCE)
     scoring_runs.scoring_run_finalize(scoring_run_id=run.id)
     return ScoringRun.objects.get(id=run.id)
 
@@ -139,7 +139,7 @@ def test_an_endpoint_that_does_not_answer_makes_results_wait_then_fail_with_the_
     assert judge_services.judge_waiting_due(now=timezone.now()) == []
     due = judge_services.judge_waiting_due(now=timezone.now() + timedelta(hours=1))
     assert due == [(run.id, INSTANCE)]
-    scoring_runs.instance_score(scoring_run_id=run.id, instance_id=INSTANCE)
+    scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=INSTANCE)
     assert scoring_runs.scoring_run_finalize(scoring_run_id=run.id)
     scores = by_level(ScoringRun.objects.get(id=run.id))
     assert (scores["b1"].outcome, scores["b1"].percent) == ("error", 0.0)
@@ -185,7 +185,7 @@ def test_the_run_budget_stops_judge_calls_with_the_reason_and_the_day_budget_mak
     assert judge_services.judge_waiting_due(now=timezone.now()) == []
     settings.JUDGE_DAILY_TOKEN_BUDGET = 100_000_000
     assert judge_services.judge_waiting_due(now=timezone.now()) == [(again.id, INSTANCE)]
-    scoring_runs.instance_score(scoring_run_id=again.id, instance_id=INSTANCE)
+    scoring_runs.run_instances_score(scoring_run_id=again.id, instance_id=INSTANCE)
     assert scoring_runs.scoring_run_finalize(scoring_run_id=again.id)
     assert by_level(ScoringRun.objects.get(id=again.id))["b1"].outcome == "scored"
 

@@ -95,7 +95,7 @@ def published_run(persona, maintainer, reference, tmp_path, scale: float, name: 
     submission = intake.submission
     Submission.objects.filter(id=submission.id).update(status=Submission.Status.QUEUED)
     run = scoring_runs.scoring_run_start(submission_id=str(submission.id))
-    scoring_runs.instance_score(scoring_run_id=run.id, instance_id=INSTANCE)
+    scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=INSTANCE)
     assert scoring_runs.scoring_run_finalize(scoring_run_id=run.id)
     return board.run_review_publish(submission_id=submission.id, actor=maintainer.user, display_name=name)
 

@@ -143,7 +143,7 @@ def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
         # Our run is claimed and its first instance scored: 4 of 8, with that task's partial score.
         run = scoring_runs.scoring_run_start(submission_id=str(draft.id))
         first, second = scoring_runs.scoring_run_pending_instances(run)
-        scoring_runs.instance_score(scoring_run_id=run.id, instance_id=first)
+        scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=first)
         first_task = first.split("__")[0]
         # The page may have refreshed while the instance's results were being stored one by one.
         expect(page.locator("[data-testid=progress]")).to_contain_text("Scored 4 of 8", timeout=20_000)

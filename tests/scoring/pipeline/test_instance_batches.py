@@ -53,7 +53,7 @@ def test_each_instance_is_scored_in_one_sandbox_and_only_once(submit_catalog, su
     assert len(instances) == 2  # two tasks, four levels each
     backend = CountingBwrap()
     for instance_id in instances:
-        scores = scoring_runs.instance_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend)
+        scores = scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend)
         assert len(scores) == 4 and {s.entry.instance_id for s in scores} == {instance_id}
     assert backend.engine_commands("score-batch") == 2 and len(backend.commands) == 2
     scores = InstanceScore.objects.filter(scoring_run=run)
@@ -62,7 +62,7 @@ def test_each_instance_is_scored_in_one_sandbox_and_only_once(submit_catalog, su
     assert all(s.result["score_results"] for s in scores)
     # Redelivered: nothing left to score, no sandbox started, nothing stored twice.
     for instance_id in instances:
-        assert scoring_runs.instance_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend) == []
+        assert scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend) == []
     assert len(backend.commands) == 2 and InstanceScore.objects.filter(scoring_run=run).count() == 8
     assert scoring_runs.scoring_run_pending_instances(run) == []
     assert scoring_runs.scoring_run_finalize(scoring_run_id=run.id)
@@ -72,11 +72,11 @@ def test_a_partly_scored_instance_batches_only_its_unscored_results(submit_catal
                                                                     tmp_path):
     run = started_run(submitter, run_results["reference"], tmp_path)
     instance_id = scoring_runs.scoring_run_pending_instances(run)[0]
-    first = scoring_runs.instance_score(scoring_run_id=run.id, instance_id=instance_id, backend=CountingBwrap())
+    first = scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=instance_id, backend=CountingBwrap())
     kept = first[0]
     InstanceScore.objects.filter(scoring_run=run, entry__instance_id=instance_id).exclude(id=kept.id).delete()
     backend = CountingBwrap()
-    again = scoring_runs.instance_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend)
+    again = scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend)
     assert len(again) == 3 and kept.entry_id not in {s.entry_id for s in again}
     assert backend.engine_commands("score-batch") == 1
     assert InstanceScore.objects.get(id=kept.id).percent == kept.percent
@@ -86,7 +86,7 @@ def test_a_killed_batch_falls_back_to_one_sandbox_per_result(submit_catalog, sub
     run = started_run(submitter, run_results["reference"], tmp_path)
     instance_id = scoring_runs.scoring_run_pending_instances(run)[0]
     backend = CountingBwrap(squeeze=lambda argv: "score-batch" in argv)
-    scores = scoring_runs.instance_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend)
+    scores = scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend)
     assert backend.engine_commands("score-batch") == 1 and backend.engine_commands("score") == 4
     assert len(scores) == 4 and all(s.percent >= 95 and s.outcome == "scored" for s in scores), \
         [(s.percent, s.reason) for s in scores]
@@ -96,7 +96,7 @@ def test_results_that_cannot_be_scored_each_get_their_own_reason(submit_catalog,
     run = started_run(submitter, run_results["reference"], tmp_path)
     instance_id = scoring_runs.scoring_run_pending_instances(run)[0]
     backend = CountingBwrap(squeeze=lambda argv: True)
-    scores = scoring_runs.instance_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend)
+    scores = scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=instance_id, backend=backend)
     assert len(scores) == 4 and len({s.entry_id for s in scores}) == 4
     for score in scores:
         assert score.outcome == "error" and score.percent == 0

@@ -79,7 +79,7 @@ def test_a_stored_archive_changed_after_intake_fails_the_run_unscored(
     member = first_output(submission, instance_id)
     tamper_stored(submission.archive, member, tamper)
 
-    assert scoring_runs.instance_score(scoring_run_id=run.id, instance_id=instance_id) == []
+    assert scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=instance_id) == []
     reason = f"the stored bundle does not match what was verified at upload ({member}: {problem}); it was not scored"
     run.refresh_from_db()
     assert (run.status, run.reason) == (ScoringRun.Status.FAILED, reason)
@@ -88,7 +88,7 @@ def test_a_stored_archive_changed_after_intake_fails_the_run_unscored(
     assert not InstanceScore.objects.filter(scoring_run=run).exists()
     # The run's other instances find it closed: nothing is scored from the archive afterwards.
     other = scoring_runs.scoring_run_pending_instances(run)[-1]
-    assert scoring_runs.instance_score(scoring_run_id=run.id, instance_id=other) == []
+    assert scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=other) == []
     assert not InstanceScore.objects.filter(scoring_run=run).exists()
 
 

@@ -19,7 +19,7 @@ def test_pending_instances_are_grouped_by_task(submit_catalog, submitter, run_re
     assert all(len(t) == 1 for t in tasks) and len({t.pop() for t in tasks}) == len(groups) == 2
     backend = CountingBwrap()
     first, *more = groups[0]
-    scores = scoring_runs.instance_score(scoring_run_id=run.id, instance_id=first, more_instance_ids=more,
+    scores = scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=first, more_instance_ids=more,
                                          backend=backend)
     assert len(scores) == 4 and backend.engine_commands("score-batch") == 1
     assert scoring_runs.scoring_run_pending_task_groups(run) == groups[1:]
@@ -31,5 +31,5 @@ def test_one_sandbox_refuses_instances_of_two_tasks_and_stores_nothing(submit_ca
     (a,), (b,) = scoring_runs.scoring_run_pending_task_groups(run)
     backend = CountingBwrap()
     with pytest.raises(ValueError, match="one sandbox scores the instances of one task"):
-        scoring_runs.instance_score(scoring_run_id=run.id, instance_id=a, more_instance_ids=[b], backend=backend)
+        scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=a, more_instance_ids=[b], backend=backend)
     assert backend.commands == [] and not InstanceScore.objects.filter(scoring_run=run).exists()
