@@ -3,6 +3,7 @@
 from django.core.files.storage import default_storage
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -10,13 +11,17 @@ from rest_framework.views import APIView
 
 from catalog import selectors
 from catalog.throttles import DownloadThrottle
+from portal.api_schema import ErrorOutputSerializer, json_object, json_objects
 from scoring.selectors import instance_input_digest
 
 
 class DatasetListApi(APIView):
     permission_classes = [AllowAny]
 
-    @extend_schema(responses={200: dict})
+    class DatasetListOutputSerializer(serializers.Serializer):
+        datasets = json_objects("each dataset: name, seed, official, references_public, description, instances")
+
+    @extend_schema(responses={200: DatasetListOutputSerializer})
     def get(self, request: Request) -> Response:
         return Response({"datasets": selectors.dataset_public_list()})
 
@@ -25,9 +30,14 @@ class InstanceListApi(APIView):
     permission_classes = [AllowAny]
     throttle_classes = [DownloadThrottle]
 
+    class InstanceListOutputSerializer(serializers.Serializer):
+        dataset = json_object("the dataset, as in the dataset list")
+        instances = json_objects("each instance: its id, task, parameters, archive's sha256 and size, download_url, "
+                                 "input_digest")
+
     @extend_schema(
         parameters=[OpenApiParameter("tasks", str, description="Comma-separated task ids")],
-        responses={200: dict},
+        responses={200: InstanceListOutputSerializer, 404: ErrorOutputSerializer},
     )
     def get(self, request: Request, dataset: str) -> Response:
         ds = selectors.dataset_get(dataset)

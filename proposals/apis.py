@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from portal.accounts.authentication import AuthedApiRequest
+from portal.api_schema import ErrorOutputSerializer, json_object, json_objects
 from portal.public_urls import public_url
 from proposals import selectors, services
 from proposals.models import Proposal
@@ -31,6 +32,37 @@ def file_list(proposal: Proposal) -> list[dict[str, Any]]:
             for path, sha, size in proposal.files.order_by("path").values_list("path", "sha256", "size")]
 
 
+class ProposalSummaryOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.CharField()
+    task_id = serializers.CharField()
+    url = serializers.URLField()
+
+
+class ProposalFilesOutputSerializer(serializers.Serializer):
+    snapshot = serializers.CharField(help_text="the token a later sync names as base_snapshot")
+    files = json_objects("each file: file_name, content_hash (sha256), size")
+
+
+class ProposalSyncedOutputSerializer(ProposalFilesOutputSerializer):
+    proposal = ProposalSummaryOutputSerializer()
+
+
+class ProposalOpenedOutputSerializer(serializers.Serializer):
+    proposal = ProposalSummaryOutputSerializer()
+    reused = serializers.BooleanField(help_text="true: the author's open draft for this task id")
+
+
+class ProposalDetailOutputSerializer(ProposalSummaryOutputSerializer):
+    name = serializers.CharField()
+    domain = serializers.CharField()
+    subdomain = serializers.JSONField(allow_null=True)
+    snapshot = serializers.CharField()
+    file_count = serializers.IntegerField()
+    latest_revision = serializers.IntegerField(allow_null=True)
+    completeness = json_object("percent, missing, stopped_at and the steps with what each still needs")
+
+
 class CliSubmitApi(APIView):
     """T1: create the author's Draft for a task id, or reuse their open one."""
 
@@ -41,7 +73,9 @@ class CliSubmitApi(APIView):
         subdomain = serializers.JSONField(required=False, allow_null=True, default=None)
         prefilled = serializers.JSONField(required=False, default=dict)
 
-    @extend_schema(request=InputSerializer, responses={201: dict, 200: dict})
+    @extend_schema(request=InputSerializer,
+                   responses={201: ProposalOpenedOutputSerializer, 200: ProposalOpenedOutputSerializer,
+                              400: ErrorOutputSerializer})
     def post(self, request: AuthedApiRequest) -> Response:
         data = self.InputSerializer(data=request.data if isinstance(request.data, dict) else {})
         data.is_valid(raise_exception=True)
@@ -57,7 +91,7 @@ class CliSubmitApi(APIView):
 class ProposalFileSnapshotApi(APIView):
     """T2/T4: the snapshot token and every file's name and sha256."""
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: ProposalFilesOutputSerializer, 404: ErrorOutputSerializer})
     def get(self, request: AuthedApiRequest, proposal_id: str) -> Response:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         return Response({"snapshot": proposal.snapshot, "files": file_list(proposal)})
@@ -68,7 +102,7 @@ class ProposalFilesApi(APIView):
 
     parser_classes: list = []
 
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=None, responses={200: ProposalSyncedOutputSerializer, 409: ErrorOutputSerializer})
     def put(self, request: AuthedApiRequest, proposal_id: str) -> Response:
         # Refuse a foreign or unknown draft before reading a possibly large body.
         selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
@@ -85,7 +119,7 @@ class ProposalFilesApi(APIView):
 class ProposalDetailApi(APIView):
     """T5: status and completeness of the Draft."""
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: ProposalDetailOutputSerializer, 404: ErrorOutputSerializer})
     def get(self, request: AuthedApiRequest, proposal_id: str) -> Response:
         proposal = selectors.proposal_get_for_owner(user=request.user, proposal_id=proposal_id)
         state = selectors.completeness(proposal)

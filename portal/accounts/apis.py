@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from portal.accounts import services
 from portal.accounts.authentication import AuthedApiRequest
 from portal.accounts.selectors import user_public_profile
+from portal.api_schema import DeviceFlowErrorOutputSerializer, json_object
 from portal.public_urls import public_url
 
 
@@ -52,7 +53,15 @@ class DeviceCodeApi(APIView):
         client_name = serializers.CharField(required=False, default="asibench-cli", max_length=80)
         scope = serializers.CharField(required=False, default="submit", max_length=40)
 
-    @extend_schema(request=DeviceCodeInputSerializer, responses={200: dict})
+    class DeviceCodeOutputSerializer(serializers.Serializer):
+        device_code = serializers.CharField()
+        user_code = serializers.CharField(help_text="what the user types on the verification page")
+        verification_uri = serializers.URLField()
+        verification_uri_complete = serializers.URLField()
+        interval = serializers.IntegerField(help_text="seconds between polls of device-token")
+        expires_in = serializers.IntegerField(help_text="seconds")
+
+    @extend_schema(request=DeviceCodeInputSerializer, responses={200: DeviceCodeOutputSerializer})
     def post(self, request: Request) -> Response:
         data = self.DeviceCodeInputSerializer(data=request.data if isinstance(request.data, dict) else {})
         data.is_valid(raise_exception=True)
@@ -79,7 +88,13 @@ class DeviceTokenApi(APIView):
     class DeviceTokenInputSerializer(serializers.Serializer):
         device_code = serializers.CharField(max_length=200)
 
-    @extend_schema(request=DeviceTokenInputSerializer, responses={200: dict, 400: dict})
+    class DeviceTokenOutputSerializer(serializers.Serializer):
+        access_token = serializers.CharField()
+        token_type = serializers.CharField()
+        user = json_object("the account, as /api/v1/me answers")
+
+    @extend_schema(request=DeviceTokenInputSerializer,
+                   responses={200: DeviceTokenOutputSerializer, 400: DeviceFlowErrorOutputSerializer})
     def post(self, request: Request) -> Response:
         data = self.DeviceTokenInputSerializer(data=request.data if isinstance(request.data, dict) else {})
         if not data.is_valid():

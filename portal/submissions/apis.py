@@ -11,6 +11,7 @@ from contracts import PROMPT_LEVELS
 from portal.accounts.authentication import AuthedApiRequest
 from portal.accounts.models import User
 from portal.accounts.selectors import user_is_maintainer
+from portal.api_schema import ErrorOutputSerializer
 from portal.public_urls import public_url
 from portal.submissions import selectors, services
 from portal.submissions.models import Submission
@@ -92,7 +93,8 @@ class BundleUploadApi(APIView):
     throttle_classes = [UploadThrottle]
 
     @extend_schema(request={"application/gzip": bytes},
-                   responses={201: IntakeOutputSerializer, 200: IntakeOutputSerializer, 413: dict, 422: dict})
+                   responses={201: IntakeOutputSerializer, 200: IntakeOutputSerializer, 413: ErrorOutputSerializer,
+                              422: ErrorOutputSerializer})
     def post(self, request: AuthedApiRequest) -> Response:
         raw = request._request
         length = raw.META.get("CONTENT_LENGTH")
@@ -180,7 +182,7 @@ def _waiting_body(waiting: dict | None) -> dict | None:
 class SubmissionProgressApi(APIView):
     """GET one of your runs: where it is between upload and score (owner or maintainer; else 404)."""
 
-    @extend_schema(responses={200: ProgressOutputSerializer, 404: dict})
+    @extend_schema(responses={200: ProgressOutputSerializer, 404: ErrorOutputSerializer})
     def get(self, request: AuthedApiRequest, submission_id: str) -> Response:
         submission = services.submission_get_for(user=request.user, submission_id=str(submission_id))
         return Response(progress_response_body(request._request, submission, request.user))

@@ -82,7 +82,7 @@ from .base import (
     normalize_mounts,
 )
 from .modes import BWRAP_ROOT, BWRAP_UNPRIVILEGED, SandboxMode
-from .process import Watch, disk_usage, drive, rlimit_preexec, workdir_owned_by
+from .process import Completed, Watch, disk_usage, drive, rlimit_preexec, workdir_owned_by
 from .seccomp import filter_program
 
 logger = logging.getLogger(__name__)
@@ -207,23 +207,8 @@ class BwrapBackend(SandboxBackend):
         with self._slot(per_run) as slot, _FdSet() as fds:
             binds = [*mounts, (workdir, str(workdir))]
             rlimits = _rlimits(limits)
-            if slot is None:
-                # Not root: bwrap binds the real paths, which the caller can reach.
-                sources = [str(src) for src, _ in binds]
-                host_uid = os.getuid()
-                if nproc_in_namespace:
-                    # The run's processes are counted in its own user namespace: its init (bwrap)
-                    # plus the command and all it starts. The caller's own limit stays on bwrap.
-                    argv = [self.prlimit, f"--nproc={limits.max_processes + 1}", "--", *argv]
-                else:
-                    # Counted per host user: the caller's other processes share the cap.
-                    rlimits[resource.RLIMIT_NPROC] = _nproc(
-                        _count_processes(host_uid) + limits.max_processes + BWRAP_OVERHEAD_PROCESSES)
-            else:
-                sources = _prepare_stage(slot.stage, [src for src, _ in binds])
-                host_uid = slot.uid
-                # bwrap's own processes (outer monitor and namespace init) run under this uid too.
-                rlimits[resource.RLIMIT_NPROC] = _nproc(limits.max_processes + BWRAP_OVERHEAD_PROCESSES)
+            sources, host_uid, argv = self._run_as(slot, binds, argv, limits, rlimits,
+                                                   nproc_in_namespace=nproc_in_namespace)
             block_r, block_w = os.pipe()
             fds.keep(block_r)
             os.write(block_w, b"x")
@@ -272,6 +257,29 @@ class BwrapBackend(SandboxBackend):
             except BlockingIOError:
                 setup_failed = False
 
+        return self._result(done, limits, setup_failed=setup_failed, handback=handback)
+
+    def _run_as(self, slot: _Slot | None, binds: list[tuple[Path, str]], argv: list[str], limits: Limits,
+                rlimits: dict[int, tuple[int, int]], *, nproc_in_namespace: bool) -> tuple[list[str], int, list[str]]:
+        """Who the run is on the host and how its processes are counted: (the bind sources, the host uid, the
+        argv). `rlimits` gains the process cap where the host counts it."""
+        if slot is not None:
+            # bwrap's own processes (outer monitor and namespace init) run under this uid too.
+            rlimits[resource.RLIMIT_NPROC] = _nproc(limits.max_processes + BWRAP_OVERHEAD_PROCESSES)
+            return _prepare_stage(slot.stage, [src for src, _ in binds]), slot.uid, argv
+        # Not root: bwrap binds the real paths, which the caller can reach.
+        host_uid = os.getuid()
+        if nproc_in_namespace:
+            # The run's processes are counted in its own user namespace: its init (bwrap) plus the command and
+            # all it starts. The caller's own limit stays on bwrap.
+            argv = [self.prlimit, f"--nproc={limits.max_processes + 1}", "--", *argv]
+        else:
+            # Counted per host user: the caller's other processes share the cap.
+            rlimits[resource.RLIMIT_NPROC] = _nproc(
+                _count_processes(host_uid) + limits.max_processes + BWRAP_OVERHEAD_PROCESSES)
+        return [str(src) for src, _ in binds], host_uid, argv
+
+    def _result(self, done: Completed, limits: Limits, *, setup_failed: bool, handback: list[str]) -> SandboxResult:
         stderr = done.stderr.getvalue()
         if setup_failed and not done.timed_out:
             said = stderr[-2000:].decode("utf-8", errors="replace").strip()

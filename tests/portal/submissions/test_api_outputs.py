@@ -51,3 +51,36 @@ def test_a_real_upload_and_its_progress_answer_carry_exactly_the_declared_fields
                           HTTP_AUTHORIZATION=f"Bearer {token}")
     assert progress.status_code == 200, progress.content
     assert set(progress.json()) == fields_of(ProgressOutputSerializer)[0]
+
+
+def test_every_json_answer_of_the_api_names_its_fields(db, client: Client):
+    # No answer is declared as a bare object: each 2xx and 4xx JSON body is a component with its properties.
+    schema = json.loads(client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").content)
+    components = schema["components"]["schemas"]
+    bare = []
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            for status, response in operation.get("responses", {}).items():
+                body = (response.get("content") or {}).get("application/json", {}).get("schema")
+                if body is None:
+                    continue
+                ref = body.get("$ref", "")
+                if not ref or not components[ref.rsplit("/", 1)[-1]].get("properties"):
+                    bare.append(f"{method.upper()} {path} {status}")
+    assert bare == []
+
+
+def test_the_public_json_answers_carry_the_declared_fields(db, client: Client):
+    from leaderboard.apis import BoardOutputSerializer, ModerationLogOutputSerializer
+    from portal.accounts.apis import DeviceCodeApi
+    from scoring.task_loading import datasets_ensure
+
+    datasets_ensure()
+
+    for url, serializer in (("/api/v1/leaderboard", BoardOutputSerializer),
+                            ("/api/v1/leaderboard/moderation", ModerationLogOutputSerializer)):
+        answer = client.get(url)
+        assert answer.status_code == 200, (url, answer.content)
+        assert set(answer.json()) == fields_of(serializer)[0], url
+    code = client.post("/api/v1/cli/device-code", {}, content_type="application/json")
+    assert set(code.json()) == fields_of(DeviceCodeApi.DeviceCodeOutputSerializer)[0]
