@@ -170,6 +170,9 @@ def test_a_board_view_parameter_outside_its_allowlist_is_refused(runs):
 def test_the_bulk_action_names_the_incomplete_runs_and_publishes_nothing_without_the_override(runs, reviewer):
     queue = reviewer.get("/leaderboard/review/").content.decode()
     assert queue.count('data-testid="queue-incomplete"') == 1
+    # Each run's tasks counted against the dataset's whole task set, not only the tasks the run uploaded.
+    cells = re.findall(r'data-testid="queue-coverage">(.*?)</td>', queue, flags=re.S)
+    assert sorted(re.search(r"(\d+/\d+) tasks", cell).group(1) for cell in cells) == ["2/5", "5/5"], cells
     selected = {"runs": [str(runs["complete"].id), str(runs["partial"].id)], "action": "publish", "tab": "pending"}
     page = reviewer.post("/leaderboard/review/bulk", {**selected, "reason": ""}, follow=True).content.decode()
     assert f"1 of the 2 selected runs are incomplete, so nothing was published: {str(runs['partial'].id)[:8]}" in page
