@@ -72,6 +72,29 @@ def processes_of(uid: int) -> list[int]:
     return found
 
 
+def confirm_in_the_browser_session_and_wait_until_scored(url: str, run_id: str, session_key: str) -> None:
+    """Confirm in the browser session, then watch the run page until it is scored."""
+    session = requests.Session()
+    session.cookies.update({"sessionid": session_key, "csrftoken": CSRF})
+    confirmed = session.post(f"{url}/submit/submissions/{run_id}/confirm", headers={"X-CSRFToken": CSRF},
+                             timeout=60)
+    assert confirmed.status_code == 200
+    assert re.search(r'data-testid="run-status"[^>]*>\s*(queued|scoring|scored)\s*<', confirmed.text), \
+        re.sub(r"\s+", " ", confirmed.text)[-3000:]
+
+    def run_status() -> str:
+        page = session.get(f"{url}/submit/submissions/{run_id}", timeout=60).text
+        found = re.search(r'data-testid="run-status"[^>]*>([^<]+)<', page)
+        return found.group(1).strip() if found else ""
+
+    final = wait_for(lambda: run_status() in ("scored", "failed") and run_status(), 300, "the run to be scored",
+                     interval=2)
+    page = session.get(f"{url}/submit/submissions/{run_id}", timeout=60).text
+    assert final == "scored", re.sub(r"\s+", " ", page)[-3000:]
+    assert "Overall" in page
+    session.close()  # an open keep-alive connection would hold a web worker for its graceful timeout
+
+
 def test_an_ordinary_user_runs_make_run_and_gets_a_run_scored():
     home = unprivileged_dir("newcomer")
     port = free_port()
@@ -125,28 +148,9 @@ def test_an_ordinary_user_runs_make_run_and_gets_a_run_scored():
         del env["ASIBENCH_SUBMIT_TOKEN"]
         run_id = re.search(rf"{re.escape(url)}/submit/submissions/([0-9a-f-]+)", sent).group(1)  # type: ignore[union-attr]
 
-        # Confirm in the browser session, then watch the run page until it is scored.
-        session = requests.Session()
-        session.cookies.update({"sessionid": account["session"], "csrftoken": CSRF})
-        confirmed = session.post(f"{url}/submit/submissions/{run_id}/confirm", headers={"X-CSRFToken": CSRF},
-                                 timeout=60)
-        assert confirmed.status_code == 200
-        assert re.search(r'data-testid="run-status"[^>]*>\s*(queued|scoring|scored)\s*<', confirmed.text), \
-            re.sub(r"\s+", " ", confirmed.text)[-3000:]
-
-        def run_status() -> str:
-            page = session.get(f"{url}/submit/submissions/{run_id}", timeout=60).text
-            found = re.search(r'data-testid="run-status"[^>]*>([^<]+)<', page)
-            return found.group(1).strip() if found else ""
-
-        final = wait_for(lambda: run_status() in ("scored", "failed") and run_status(), 300, "the run to be scored",
-                         interval=2)
-        page = session.get(f"{url}/submit/submissions/{run_id}", timeout=60).text
-        assert final == "scored", re.sub(r"\s+", " ", page)[-3000:]
-        assert "Overall" in page
+        confirm_in_the_browser_session_and_wait_until_scored(url, run_id, account["session"])
 
         # Ctrl-C's way out: run-portal.sh stops all three, and nothing of the user's is left running.
-        session.close()  # an open keep-alive connection would hold a web worker for its graceful timeout
         os.killpg(portal.pid, signal.SIGINT)
         portal.wait(timeout=60)
         wait_for(lambda: not processes_of(UNPRIVILEGED_UID), 60, "every process of the user to end")

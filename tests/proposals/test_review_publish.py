@@ -42,6 +42,30 @@ def messages_of(response) -> str:
     return " ".join(str(m) for m in response.context["messages"]) if response.context else ""
 
 
+def published_task_reaches_other_hosts_and_visitors(task: Task, published: Path, tmp_path: Path,
+                                                    settings, submitter) -> None:  # noqa: ANN001
+    """After the publish: another worker host scores the task from the files in storage, the worker mailed the
+    author, and a visitor sees the public task page, nothing private."""
+    # Another worker host has neither the publishing host's published dir nor its var dir: it scores
+    # the task from the files the publish put in storage.
+    settings.VAR_DIR = tmp_path / "other-worker-var"
+    elsewhere = task_source_dir(task)
+    assert not elsewhere.is_relative_to(Path(settings.PUBLISHED_TASKS_DIR).resolve())
+    assert elsewhere.is_relative_to(tmp_path / "other-worker-var")
+    assert 'version: "0.1"' in (elsewhere / "task_meta.yaml").read_text()
+    assert (elsewhere / "prompt_b4.md").read_bytes() == (published / "prompt_b4.md").read_bytes()
+    worker_mail = "".join(p.read_text() for p in (tmp_path / "worker-mail").iterdir())  # sent by the worker
+    assert "Published: physics.toy_spectrum v0.1" in worker_mail and submitter.email in worker_mail
+
+    visitor = Client()
+    assert b"physics.toy_spectrum" in visitor.get("/tasks/").content
+    public = visitor.get("/tasks/physics.toy_spectrum/").content.decode()
+    assert "Eigenvalues of a symmetric matrix" in public and "0.1" in public
+    for private in ("generate_gt", "eigenvalues_ref", "Common mistakes", "codex_cli", "OpenAI", "timeout_seconds",
+                    "local_testing_done", "reference_specs"):
+        assert private not in public, private
+
+
 def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir, tmp_path, settings, mailoutbox):
     settings.TASKS_DIR = tmp_path / "repo_tasks"  # keep the repository catalog out of this load
     Path(settings.TASKS_DIR).mkdir()
@@ -111,24 +135,7 @@ def test_review_and_publish_journey(submitter, other_user, maintainer, task_dir,
         "status: in_development", "status: final")  # the author's file, with the status the maintainer chose
     assert "moments of inertia" in (published / "prompt_b4.md").read_text()  # the accepted revision
     assert Proposal.objects.get(pk=proposal.pk).status == "published" and len(mailoutbox) == 2
-    # Another worker host has neither the publishing host's published dir nor its var dir: it scores
-    # the task from the files the publish put in storage.
-    settings.VAR_DIR = tmp_path / "other-worker-var"
-    elsewhere = task_source_dir(task)
-    assert not elsewhere.is_relative_to(Path(settings.PUBLISHED_TASKS_DIR).resolve())
-    assert elsewhere.is_relative_to(tmp_path / "other-worker-var")
-    assert 'version: "0.1"' in (elsewhere / "task_meta.yaml").read_text()
-    assert (elsewhere / "prompt_b4.md").read_bytes() == (published / "prompt_b4.md").read_bytes()
-    worker_mail = "".join(p.read_text() for p in (tmp_path / "worker-mail").iterdir())  # sent by the worker
-    assert "Published: physics.toy_spectrum v0.1" in worker_mail and submitter.email in worker_mail
-
-    visitor = Client()
-    assert b"physics.toy_spectrum" in visitor.get("/tasks/").content
-    public = visitor.get("/tasks/physics.toy_spectrum/").content.decode()
-    assert "Eigenvalues of a symmetric matrix" in public and "0.1" in public
-    for private in ("generate_gt", "eigenvalues_ref", "Common mistakes", "codex_cli", "OpenAI", "timeout_seconds",
-                    "local_testing_done", "reference_specs"):
-        assert private not in public, private
+    published_task_reaches_other_hosts_and_visitors(task, published, tmp_path, settings, submitter)
 
     again = reviewer.post(f"/submit/proposals/{proposal.id}/review/publish",
                           {"datasets": ["seed42"], "status": "final"}, follow=True)

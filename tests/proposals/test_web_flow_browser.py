@@ -1,5 +1,7 @@
 """The guided web flow in headless Chromium: from an empty draft to a frozen, submitted revision."""
 
+from pathlib import Path
+
 import pytest
 
 from proposals.models import Proposal, ProposalJob, Revision
@@ -13,6 +15,46 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True),
 def save(page) -> None:
     page.click("button[name=save]")
     page.wait_for_load_state()
+
+
+def upload_files_and_see_that_they_win(page, task_dir: Path) -> None:  # noqa: ANN001
+    """Step 6: the task's files uploaded; the uploaded task_meta.yaml replaces what step 1 typed, and says so."""
+    assert "Step 6 of 7: Files" in page.inner_text("[data-testid=step-title]")
+    page.set_input_files("#id_upload", [str(task_dir / n) for n in ("task_meta.yaml", "generate_gt.py",
+                                                                     "reference_specs.md")])
+    save(page)
+    # The uploaded task_meta.yaml replaced the name typed in step 1, and says so.
+    assert "task_meta.yaml set Name, Subdomain, Inputs, Outputs: the file wins" in page.inner_text(".messages")
+    page.click("nav.stepper >> text=1. Identity")
+    page.wait_for_load_state()
+    assert page.locator("#id_name").count() == 0 and page.locator("#id_task_id").count() == 1
+    assert "Eigenvalues of a symmetric matrix (template — rename) from task_meta.yaml" in page.inner_text(
+        "[data-testid=from-files]")
+    screenshot(page, "proposal-step-fields-from-files")
+    page.click("nav.stepper >> text=6. Files")
+    page.wait_for_load_state()
+    page.fill("#id_folder", "solution")
+    page.set_input_files("#id_upload", [str(task_dir / "solution" / "solve.py")])
+    save(page)
+    listed = page.inner_text("[data-testid=file-list]")
+    assert "solution/solve.py" in listed and "generate_gt.py" in listed
+    page.click("text=Next: Local testing")
+    page.wait_for_load_state()
+
+
+def published_steps_are_read_only(page, portal_server, proposal: Proposal) -> None:  # noqa: ANN001
+    """Once published (here: marked so), every step shows what it holds, read-only, and says why once."""
+    Proposal.objects.filter(pk=proposal.pk).update(status="published", published_version="0.1")
+    page.goto(f"{portal_server.url}/submit/proposals/{proposal.id}/edit/objective")
+    assert page.locator("[data-testid=step-form]").count() == 0
+    assert page.locator("textarea, input[type=text]").count() == 0
+    closed = page.locator("[data-testid=closed]")
+    assert closed.inner_text() == ("This proposal is published and can no longer change; asibench task submit "
+                                   "(or New proposal) opens a new draft for the task.")
+    assert closed.locator("code").inner_text() == "asibench task submit"
+    assert page.inner_text("main").count("can no longer change") == 1
+    assert "Compute every eigenvalue" in page.inner_text("[data-testid=read-only]")
+    screenshot(page, "proposal-published-step")
 
 
 def test_a_task_written_in_the_browser_is_submitted_as_a_frozen_revision(portal_server, page, submitter, task_dir):
@@ -46,27 +88,7 @@ def test_a_task_written_in_the_browser_is_submitted_as_a_frozen_revision(portal_
     page.fill("#id_task_eval", (task_dir / "task_eval.yaml").read_text())
     save(page)
 
-    assert "Step 6 of 7: Files" in page.inner_text("[data-testid=step-title]")
-    page.set_input_files("#id_upload", [str(task_dir / n) for n in ("task_meta.yaml", "generate_gt.py",
-                                                                     "reference_specs.md")])
-    save(page)
-    # The uploaded task_meta.yaml replaced the name typed in step 1, and says so.
-    assert "task_meta.yaml set Name, Subdomain, Inputs, Outputs: the file wins" in page.inner_text(".messages")
-    page.click("nav.stepper >> text=1. Identity")
-    page.wait_for_load_state()
-    assert page.locator("#id_name").count() == 0 and page.locator("#id_task_id").count() == 1
-    assert "Eigenvalues of a symmetric matrix (template — rename) from task_meta.yaml" in page.inner_text(
-        "[data-testid=from-files]")
-    screenshot(page, "proposal-step-fields-from-files")
-    page.click("nav.stepper >> text=6. Files")
-    page.wait_for_load_state()
-    page.fill("#id_folder", "solution")
-    page.set_input_files("#id_upload", [str(task_dir / "solution" / "solve.py")])
-    save(page)
-    listed = page.inner_text("[data-testid=file-list]")
-    assert "solution/solve.py" in listed and "generate_gt.py" in listed
-    page.click("text=Next: Local testing")
-    page.wait_for_load_state()
+    upload_files_and_see_that_they_win(page, task_dir)
 
     page.check("#id_local_testing_done")
     page.fill("#id_test_provider", "OpenAI")
@@ -102,15 +124,4 @@ def test_a_task_written_in_the_browser_is_submitted_as_a_frozen_revision(portal_
         "task_meta.yaml", "task_eval.yaml", "generate_gt.py", "reference_specs.md", "solution/solve.py",
         "prompt_b1.md", "prompt_b2.md", "prompt_b3.md", "prompt_b4.md"}
 
-    # Once published (here: marked so), every step shows what it holds, read-only, and says why once.
-    Proposal.objects.filter(pk=proposal.pk).update(status="published", published_version="0.1")
-    page.goto(f"{portal_server.url}/submit/proposals/{proposal.id}/edit/objective")
-    assert page.locator("[data-testid=step-form]").count() == 0
-    assert page.locator("textarea, input[type=text]").count() == 0
-    closed = page.locator("[data-testid=closed]")
-    assert closed.inner_text() == ("This proposal is published and can no longer change; asibench task submit "
-                                   "(or New proposal) opens a new draft for the task.")
-    assert closed.locator("code").inner_text() == "asibench task submit"
-    assert page.inner_text("main").count("can no longer change") == 1
-    assert "Compute every eigenvalue" in page.inner_text("[data-testid=read-only]")
-    screenshot(page, "proposal-published-step")
+    published_steps_are_read_only(page, portal_server, proposal)

@@ -89,6 +89,34 @@ def live_text(page) -> str:  # noqa: ANN001
         return ""
 
 
+def first_instance_scored_shows_everywhere(page, dashboard, no_js, cli, api: str, token: str,  # noqa: ANN001
+                                           draft: Submission) -> None:
+    """Our run is claimed and its first instance scored: the run page, the dashboard, the no-JS page, the CLI
+    and the API each show 4 of 8, with that task's partial score."""
+    run = scoring_runs.scoring_run_start(submission_id=str(draft.id))
+    first, second = scoring_runs.scoring_run_pending_instances(run)
+    scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=first)
+    first_task = first.split("__")[0]
+    # The page may have refreshed while the instance's results were being stored one by one.
+    expect(page.locator("[data-testid=progress]")).to_contain_text("Scored 4 of 8", timeout=20_000)
+    rows = page.text_content("[data-testid=task-progress]")
+    # The owner sees whole percents (maintainers see decimals).
+    assert re.search(re.escape(first_task) + r"\s*4 of 4\s*\d+(?![\d.])", rows), rows
+    assert page.evaluate("window.__notReloaded") is True
+    screenshot(page, "run-progress-partial")
+    dashboard.wait_for_selector("[data-testid=run-task-progress]", timeout=20_000)
+    assert "scored 4 of 8" in dashboard.text_content("[data-testid=run-progress]")
+    assert first_task in dashboard.text_content("[data-testid=run-task-progress]")
+    cli.wait_for_line("scored 4 of 8")
+    state = requests.get(api, headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
+    assert state["status"] == "scoring" and state["queue_position"] is None
+    assert state["progress"] == {"scored": 4, "total": 8}
+    partial = {t["task_id"]: t for t in state["tasks"]}
+    assert partial[first_task]["scored"] == 4 and partial[first_task]["percent"] >= 95
+    assert all(t["percent"] is None and t["scored"] == 0 for k, t in partial.items() if k != first_task)
+    wait_for(lambda: "Scored 4 of 8" in live_text(no_js), 30, "the no-JS page to show the progress")
+
+
 def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
     portal_server, submit_catalog, submitter, other_user, run_results, tmp_path, browser, page, cli_home
 ):
@@ -140,29 +168,7 @@ def test_the_run_page_dashboard_api_and_cli_follow_a_run_to_its_score(
         # Without JavaScript the page refreshes itself (meta refresh inside <noscript>).
         wait_for(lambda: "position 1 of 1" in live_text(no_js), 30, "the no-JS page to refresh itself")
 
-        # Our run is claimed and its first instance scored: 4 of 8, with that task's partial score.
-        run = scoring_runs.scoring_run_start(submission_id=str(draft.id))
-        first, second = scoring_runs.scoring_run_pending_instances(run)
-        scoring_runs.run_instances_score(scoring_run_id=run.id, instance_id=first)
-        first_task = first.split("__")[0]
-        # The page may have refreshed while the instance's results were being stored one by one.
-        expect(page.locator("[data-testid=progress]")).to_contain_text("Scored 4 of 8", timeout=20_000)
-        rows = page.text_content("[data-testid=task-progress]")
-        # The owner sees whole percents (maintainers see decimals).
-        assert re.search(re.escape(first_task) + r"\s*4 of 4\s*\d+(?![\d.])", rows), rows
-        assert page.evaluate("window.__notReloaded") is True
-        screenshot(page, "run-progress-partial")
-        dashboard.wait_for_selector("[data-testid=run-task-progress]", timeout=20_000)
-        assert "scored 4 of 8" in dashboard.text_content("[data-testid=run-progress]")
-        assert first_task in dashboard.text_content("[data-testid=run-task-progress]")
-        cli.wait_for_line("scored 4 of 8")
-        state = requests.get(api, headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
-        assert state["status"] == "scoring" and state["queue_position"] is None
-        assert state["progress"] == {"scored": 4, "total": 8}
-        partial = {t["task_id"]: t for t in state["tasks"]}
-        assert partial[first_task]["scored"] == 4 and partial[first_task]["percent"] >= 95
-        assert all(t["percent"] is None and t["scored"] == 0 for k, t in partial.items() if k != first_task)
-        wait_for(lambda: "Scored 4 of 8" in live_text(no_js), 30, "the no-JS page to show the progress")
+        first_instance_scored_shows_everywhere(page, dashboard, no_js, cli, api, token, draft)
 
         # A real worker finishes both runs from where they stand.
         worker = start_celery_worker("progress", concurrency=2)
