@@ -385,6 +385,10 @@ def _clean_runs(case: CaseMaker) -> None:
            url="https://docs.scipy.org/doc/scipy/reference/generated/scipy.integrate.solve_ivp.html",
            prompt="How do I pass extra arguments to the right-hand side?")
     kinetics_honest(c).output("rates.csv", KINETICS_RESULT)
+
+
+def _clean_runs_more(case: CaseMaker) -> None:
+    """Clean runs, more styles."""
     c = case("clean_method_search", "roots", "searches the web for a method")
     c.call("WebSearch", 'Web search results for query: "homotopy continuation polynomial roots path tracking '
            'step size"\n\nLinks: [{"title": "Numerical algebraic geometry", "url": "https://en.wikipedia.org/wiki/'
@@ -786,6 +790,7 @@ def cases() -> list[Case]:
 
     for section in (
             _clean_runs,
+            _clean_runs_more,
             _reads_outside,
             _network_to_references,
             _network_lookups,
