@@ -55,15 +55,20 @@ def task_health_state(task: Task, checks: list[TaskHealthCheck] | None = None) -
 
 
 def task_health_counts() -> dict[str, int]:
-    """How many catalog tasks (not retired) are healthy, failing and unchecked, for /status: one query for
-    the newest finished check per task and dataset (PostgreSQL's DISTINCT ON)."""
+    """How many catalog tasks (not retired) are healthy, failing and unchecked, for /status: one query for the
+    finished checks, newest first, of which the first per task and dataset counts. (Not DISTINCT ON: the embedded
+    default runs on SQLite, which has none.)"""
     counts = {"healthy": 0, "failing": 0, "unchecked": 0}
     tasks = {t.id: t for t in Task.objects.exclude(status=Task.Status.RETIRED)}
-    newest = (TaskHealthCheck.objects.filter(task_id__in=list(tasks)).exclude(outcome=Outcome.RUNNING)
-              .order_by("task_id", "dataset_id", "-started_at", "-id").distinct("task_id", "dataset_id"))
+    finished = (TaskHealthCheck.objects.filter(task_id__in=list(tasks)).exclude(outcome=Outcome.RUNNING)
+                .only("task_id", "dataset_id", "outcome", "task_revision", "started_at")
+                .order_by("task_id", "dataset_id", "-started_at", "-id"))
     per_task: dict[str, list[TaskHealthCheck]] = {}
-    for check in newest:
-        per_task.setdefault(check.task_id, []).append(check)
+    seen: set[tuple[str, str | None]] = set()
+    for check in finished:
+        if (check.task_id, check.dataset_id) not in seen:
+            seen.add((check.task_id, check.dataset_id))
+            per_task.setdefault(check.task_id, []).append(check)
     for task_id, task in tasks.items():
         rows = per_task.get(task_id, [])
         unchecked = [r for r in rows if r.dataset_id is None]

@@ -109,5 +109,9 @@ def test_make_runs_embedded_portal_scores_every_run_confirmed_at_once(run_result
         assert sorted(final.values()) == ["scored"] * RUNS, final
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        # The pages everyone reaches answer on SQLite too (the task-health counts of /status once needed
+        # PostgreSQL's DISTINCT ON).
+        for page in ("/status", "/leaderboard/", "/tasks/", "/api/v1/leaderboard", "/leaderboard/moderation"):
+            assert requests.get(url + page, timeout=60).status_code == 200, page
     finally:
         stop_run_portal(portal)
