@@ -488,7 +488,7 @@ LOGGING = {
 SCORING_SANDBOX = env_str("ASIBENCH_SANDBOX", "bwrap")
 if SCORING_SANDBOX not in {"bwrap", "docker", "none"}:
     raise ImproperlyConfigured(f"ASIBENCH_SANDBOX must be bwrap, docker or none, got {SCORING_SANDBOX!r}")
-SCORING_SANDBOX_IMAGE = env_str("ASIBENCH_SANDBOX_IMAGE", "asibench-scoring:latest")
+SCORING_SANDBOX_IMAGE = env_str("ASIBENCH_SANDBOX_IMAGE", "asibench-scoring:1.0.0")
 
 # Which `provenance.sandbox.effective_mode` values each dataset accepts in a submission.
 # ASIBENCH_SANDBOX_POLICY=official is the official service's rule: seed42 takes only `os`

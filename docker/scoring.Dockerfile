@@ -1,6 +1,6 @@
 # The scoring sandbox image used by the `docker` backend (ASIBENCH_SANDBOX_IMAGE).
 # Build from the repository root:
-#   docker build -f docker/scoring.Dockerfile -t asibench-scoring:latest .
+#   docker build -f docker/scoring.Dockerfile -t asibench-scoring:1.0.0 .
 # scripts/ensure-container-engine.sh builds it on podman from a debootstrapped base
 # (--build-arg BASE_IMAGE=localhost/asibench-scoring-base:bookworm) where no registry is reachable.
 # The backend starts it with no network, a read-only root, tmpfs /tmp, cap_drop ALL and

@@ -12,7 +12,7 @@
 set -euo pipefail
 
 SOCKET="${ASIBENCH_ENGINE_SOCKET:-/run/asibench-podman.sock}"
-IMAGE="${ASIBENCH_SANDBOX_IMAGE:-asibench-scoring:latest}"
+IMAGE="${ASIBENCH_SANDBOX_IMAGE:-asibench-scoring:1.0.0}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 # The scientific stack the sandbox carries; the base image's tag names these pins, so changing
 # one builds a new base instead of leaving the Dockerfile to reach a registry.

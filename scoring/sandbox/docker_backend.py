@@ -43,7 +43,9 @@ from .process import disk_usage, workdir_owned_by
 # Host-side variables that mean nothing inside the image (its code is on its own sys.path).
 _DROPPED_ENV = frozenset({"PYTHONPATH", "PYTHONHOME"})
 
-DEFAULT_IMAGE = "asibench-scoring:latest"
+# Our own build, never pulled: tagged with the engine version it carries (scoring.engine.version), never a
+# moving tag such as :latest (tests/scoring/sandbox/test_docker_config.py holds the two together).
+DEFAULT_IMAGE = "asibench-scoring:1.0.0"
 IMAGE_ENV_VAR = "ASIBENCH_SANDBOX_IMAGE"
 ENGINE_ENV_VAR = "DOCKER_HOST"  # the engine's API address; docker.from_env() reads it
 CONTAINER_UID = 65534

@@ -164,7 +164,7 @@ def test_a_timeout_kills_the_agent_and_all_its_children(tmp_path: Path, sandbox:
     synthetic_instance(instances, "demo.sleepy", ["never.txt"])
     marker = f"98765{ {'none': 4, 'linux_ns': 3, 'os': 2}[sandbox] }"
     # os: the container on the engine at DOCKER_HOST (make test), in the scoring image.
-    container = ["--image", "asibench-scoring:latest", "--network", "none"] if sandbox == "os" else []
+    container = ["--image", "asibench-scoring:1.0.0", "--network", "none"] if sandbox == "os" else []
     # A background child, one that escapes the process group with setsid, and a foreground sleep.
     cmd = f"sleep {marker}1 & setsid sleep {marker}2 & sleep {marker}3"
     started = time.monotonic()

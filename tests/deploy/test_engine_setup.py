@@ -20,7 +20,7 @@ def service_pids() -> list[str]:
 
 
 def image_id() -> str:
-    return subprocess.run(["podman", "image", "inspect", "--format", "{{.Id}}", "asibench-scoring:latest"],
+    return subprocess.run(["podman", "image", "inspect", "--format", "{{.Id}}", "asibench-scoring:1.0.0"],
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -30,7 +30,7 @@ def test_a_second_run_keeps_the_service_and_the_image():
     done = subprocess.run([str(SCRIPT)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines() == [
-        "container engine: ready on unix:///run/asibench-podman.sock with image asibench-scoring:latest"]
+        "container engine: ready on unix:///run/asibench-podman.sock with image asibench-scoring:1.0.0"]
     assert service_pids() == pids and image_id() == image
     assert "[engine]" in (open("/etc/containers/containers.conf").read())
 

@@ -16,7 +16,7 @@ from scoring.task_loading import datasets_ensure
 from tests.support import OUR_CLI, REFERENCE_AGENT, REPO, bundle_of, cli_env, issue_token, run_cli, strip_ansi
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-IMAGE = "asibench-scoring:latest"
+IMAGE = "asibench-scoring:1.0.0"
 
 
 def os_run(instances: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:

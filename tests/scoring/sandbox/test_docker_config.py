@@ -69,7 +69,9 @@ def test_network_is_opt_in(tmp_path):
 
 def test_the_image_comes_from_the_argument_then_the_environment(monkeypatch):
     monkeypatch.delenv("ASIBENCH_SANDBOX_IMAGE", raising=False)
-    assert DockerBackend().image == DEFAULT_IMAGE == "asibench-scoring:latest"
+    from scoring.engine.version import ENGINE_VERSION
+
+    assert DockerBackend().image == DEFAULT_IMAGE == f"asibench-scoring:{ENGINE_VERSION}"
     monkeypatch.setenv("ASIBENCH_SANDBOX_IMAGE", "registry/scoring:7")
     assert get_backend("docker").image == "registry/scoring:7"
     assert DockerBackend(image="explicit:1").image == "explicit:1"
