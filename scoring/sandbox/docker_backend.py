@@ -7,10 +7,11 @@ directory at the same path as the engine: see docker-compose.yml). The image is 
 carries `scoring/` and `cli_client/` on its own sys.path; nothing from the caller's process
 environment is passed in, and a caller's PYTHONPATH (host paths) is dropped.
 
-Tested against podman 4.3 serving the Docker API (scripts/ensure-container-engine.sh); two
-of its habits are handled here: a `wait` that outlives its timeout surfaces as
-requests' ConnectionError rather than ReadTimeout, and on cgroup v1 `State.OOMKilled` is
-never set, so exit 137 that we did not cause is read as the memory limit.
+Tested against podman 4.3 serving the Docker API (scripts/ensure-container-engine.sh); three
+of its habits are handled here: `wait` answers 0.1-0.5 s after the container has exited (so the
+end of a run is the end of its attached output stream, then one inspect), a `wait` that outlives
+its timeout surfaces as requests' ConnectionError rather than ReadTimeout, and on cgroup v1
+`State.OOMKilled` is never set, so exit 137 that we did not cause is read as the memory limit.
 """
 
 from __future__ import annotations
@@ -163,38 +164,43 @@ class DockerBackend(SandboxBackend):
         return result
 
     def _run_container(self, client: Any, config: dict[str, Any], limits: Limits, workdir: Path) -> SandboxResult:
-        import requests
-
         started = time.monotonic()
+        deadline = started + limits.wall_clock_seconds
         try:
             container = client.containers.create(**config)
         except Exception as exc:  # image missing, engine refused the configuration
             raise SandboxError(f"the container engine refused the sandbox: {exc}") from exc
-        timed_out = False
+        out, err = CappedBuffer(limits.max_output_bytes), CappedBuffer(limits.max_output_bytes)
         try:
+            # Attached before the start, so nothing the command writes is missed. The stream ends
+            # the moment the container's PID 1 does; podman's `wait` answers 0.1-0.5 s after that
+            # (its cleanup process runs first), which on a short scoring run was most of its cost.
+            try:
+                stream = container.attach(stdout=True, stderr=True, stream=True, demux=True, logs=False)
+            except Exception as exc:
+                raise SandboxError(f"the container engine would not attach to the sandbox: {exc}") from exc
+            output = _OutputReader(stream, out, err)
             try:
                 container.start()
             except Exception as exc:  # the runtime could not apply the configuration
                 raise SandboxError(f"the container engine could not start the sandbox: {exc}") from exc
             scratch = _ScratchWatch(container, workdir, limits.max_scratch_bytes)
             try:
-                status = container.wait(timeout=limits.wall_clock_seconds)
-            except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-                # podman reports a wait timeout as a dropped connection; tell it apart from
-                # an engine that went away by the clock.
-                if time.monotonic() - started < limits.wall_clock_seconds:
-                    raise SandboxError(f"lost the container engine while waiting: {exc}") from exc
-                timed_out = True
-                container.kill(signal="SIGKILL")
-                status = container.wait(timeout=30)
+                timed_out = not output.ended(timeout=deadline - time.monotonic())
+                if timed_out:
+                    container.kill(signal="SIGKILL")
+                    output.ended(timeout=30)
+                state = _final_state(container, deadline)
+                if output.error is not None or state.get("stream_cut"):
+                    # The engine dropped the stream before the end: what it kept is the whole output.
+                    out = _capped_logs(container, limits.max_output_bytes, stdout=True)
+                    err = _capped_logs(container, limits.max_output_bytes, stdout=False)
             finally:
                 scratch.stop()
-            returncode = int(status.get("StatusCode", -1))
+            timed_out = timed_out or state.get("timed_out", False)
+            returncode = int(state.get("ExitCode", -1))
             duration = time.monotonic() - started
-            out = _capped_logs(container, limits.max_output_bytes, stdout=True)
-            err = _capped_logs(container, limits.max_output_bytes, stdout=False)
-            container.reload()
-            oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
+            oom = bool(state.get("OOMKilled"))
         finally:
             try:
                 container.remove(force=True)
@@ -277,3 +283,59 @@ def _capped_logs(container: Any, cap: int, *, stdout: bool) -> CappedBuffer:
     for chunk in container.logs(stdout=stdout, stderr=not stdout, stream=True, follow=False):
         buf.write(chunk)
     return buf
+
+
+class _OutputReader:
+    """Reads the attached stream (stdout and stderr frames) into capped buffers on a thread of its
+    own, so the caller can keep the wall clock; past the cap it keeps reading and drops bytes, so a
+    flooding command is never blocked on a full pipe instead of being measured."""
+
+    def __init__(self, stream: Any, out: CappedBuffer, err: CappedBuffer) -> None:
+        self.stream, self.out, self.err = stream, out, err
+        self.error: Exception | None = None
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for stdout, stderr in self.stream:
+                if stdout:
+                    self.out.write(stdout)
+                if stderr:
+                    self.err.write(stderr)
+        except Exception as exc:  # the engine went away: `_final_state` tells it from a normal end
+            self.error = exc
+
+    def ended(self, timeout: float) -> bool:
+        """Whether the stream ended (the container's PID 1 exited, or the engine dropped it) in time."""
+        self._thread.join(max(0.0, timeout))
+        return not self._thread.is_alive()
+
+
+def _final_state(container: Any, deadline: float) -> dict[str, Any]:
+    """The container's State once its stream has ended: at once when it has exited; when the engine
+    dropped the stream early, after waiting out the wall clock (`timed_out` set if it ran past it)."""
+    import requests
+
+    try:
+        container.reload()
+        state = dict(container.attrs.get("State", {}))
+        if state.get("Status") not in ("running", "created", "configured", "initialized", "paused"):
+            return state
+        try:
+            status = container.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+            # podman reports a wait timeout as a dropped connection; tell it apart from
+            # an engine that went away by the clock.
+            if time.monotonic() < deadline:
+                raise SandboxError(f"lost the container engine while waiting: {exc}") from exc
+            container.kill(signal="SIGKILL")
+            status = container.wait(timeout=30)
+            state["timed_out"] = True
+        container.reload()
+        return {**container.attrs.get("State", {}), "ExitCode": status.get("StatusCode", -1),
+                "timed_out": state.get("timed_out", False), "stream_cut": True}
+    except SandboxError:
+        raise
+    except Exception as exc:
+        raise SandboxError(f"lost the container engine while the sandbox ran: {exc}") from exc

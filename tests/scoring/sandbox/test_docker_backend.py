@@ -240,3 +240,40 @@ def test_filling_the_scratch_dir_past_its_cap_stops_the_container(docker, workdi
     assert result.limit == "scratch_disk", (result.reason, result.stderr_text[-500:])
     assert "scratch disk limit of 50331648 bytes" in result.reason
     assert "wrote everything" not in result.stdout_text and not result.ok
+
+
+FLOOD = ("import sys\n"
+         "print('first')\n"
+         "sys.stderr.write('err-first\\n'); sys.stderr.flush()\n"
+         "for i in range(40000): print('x' * 60)\n"
+         "sys.stderr.write('err-last\\n')\n"
+         "print('last-line')\n"
+         "sys.exit(3)\n")
+
+
+def test_both_streams_arrive_whole_or_capped_with_their_exit_code(docker, workdir, limits):
+    """The run's end is its attached stream's end: everything written before the exit is there."""
+    result = docker.run(py(FLOOD), workdir, [], limits.replace(max_output_bytes=256 << 10))
+    assert result.returncode == 3
+    lines = result.stdout_text.splitlines()
+    assert lines[0] == "first" and lines[-1] == "last-line"  # head and tail kept
+    assert "bytes omitted" in result.stdout_text  # 2.4 MB capped at 256 KiB
+    assert result.stderr_text.split() == ["err-first", "err-last"]
+
+
+def test_an_attach_stream_the_engine_drops_early_loses_no_output(docker, workdir, limits, monkeypatch):
+    """An engine that ends the attached stream while the container still runs: the run waits for the
+    container and takes the output the engine kept, not the part the stream carried."""
+    from docker.models.containers import Container
+
+    real_attach = Container.attach
+
+    def cut_after_first_frame(self, **kwargs):
+        stream = real_attach(self, **kwargs)
+        yield next(stream)
+
+    monkeypatch.setattr(Container, "attach", cut_after_first_frame)
+    code = "import time; print('before', flush=True); time.sleep(2); print('after'); raise SystemExit(5)"
+    result = docker.run(py(code), workdir, [], limits)
+    assert result.returncode == 5 and not result.timed_out
+    assert result.stdout_text.split() == ["before", "after"]
