@@ -1,10 +1,11 @@
 """``python -m scoring.engine``: score / score-batch / validate / public-eval, JSON results on stdout.
 
 ``score`` prints one result as the last stdout line. ``score-batch`` scores several staged
-prediction dirs of one instance (one task, one reference) in one process and prints one line per
-job, ``{"job": <id>, ...result}``, as each finishes: the scoring service starts one sandbox per
-instance instead of one per result, which saves the interpreter and numpy/scipy start-up that
-dominates a result's cost.
+prediction dirs of one task (each job may name its own reference and parameters) in one process
+and prints one line per job, ``{"job": <id>, ...result}``, as each finishes: the scoring service
+starts one sandbox per (submission, task) instead of one per result, and the engine imports the
+scorer's runtime and reads the task definition once for all of them (preload.py), which saves the
+start-up that dominates a result's cost.
 
 Each result is scored in a forked child whose fd 1 is stderr (isolation.py): task code cannot
 write these lines. Readers parse them with `read_result_line` / `read_batch_lines`, which check
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .isolation import run_isolated
-from .preload import preload_task_imports
+from .preload import preload_task_imports, preloaded_task
 from .scoring import score_instance
 from .static_checks import static_validate
 from .taskdef import public_task_eval
@@ -261,20 +262,24 @@ def _score_batch(args: argparse.Namespace, stdout: TextIO) -> None:
              for job in jobs]
     with contextlib.redirect_stdout(sys.stderr):  # the result channel carries result lines only
         preload_task_imports(args.task_dir)
+        task = preloaded_task(args.task_dir)
     for job, book in zip(jobs, books, strict=True):
         # score_instance never raises for task or scorer problems; anything else is this job's
         # failure alone, and the remaining jobs still get their line.
         ref_dir = Path(job["ref_dir"]) if "ref_dir" in job else args.ref_dir
         result = run_isolated(functools.partial(_score_quietly, args.task_dir, Path(job["pred_dir"]), ref_dir,
-                                                job.get("params", params), job.get("prompt_level"), book))
+                                                job.get("params", params), job.get("prompt_level"), book, task))
         _emit({**result, "job": job["job"]}, stdout)
 
 
 def _score_quietly(task_dir: Path, pred_dir: Path, ref_dir: Path, params: dict[str, Any],
-                   prompt_level: str | None, judge_book: dict[str, Any] | None = None) -> dict[str, Any]:
-    # Scorer chatter goes to stderr (in the isolated child, fd 1 is stderr already).
+                   prompt_level: str | None, judge_book: dict[str, Any] | None = None,
+                   task: dict[str, Any] | None = None) -> dict[str, Any]:
+    # Scorer chatter goes to stderr (in the isolated child, fd 1 is stderr already). `task` is the
+    # parent's parsed definition: the child's own copy (forked), so what one result's scoring does
+    # to it never reaches another's.
     with contextlib.redirect_stdout(sys.stderr):
-        return score_instance(task_dir, pred_dir, ref_dir, params, prompt_level, judge_book)
+        return score_instance(task_dir, pred_dir, ref_dir, params, prompt_level, judge_book, task)
 
 
 def _emit(payload: dict[str, Any], stdout: TextIO) -> None:

@@ -1,4 +1,4 @@
-"""What a `score-batch` engine imports once, before it forks a child per job.
+"""What a `score-batch` engine imports and reads once, before it forks a child per job.
 
 Each job runs in a forked child (isolation.py), and whatever the child imports dies with it: a
 task whose scorer imports scipy.optimize (300 ms in the sandbox) paid that for every result.
@@ -9,6 +9,9 @@ its helpers beside it) for the names they import, and imports the ones that belo
 scientific runtime (`PRELOADABLE`) from the runtime's own sys.path, which holds no task file.
 A name the task dir itself provides (a helper called `scipy.py`) is left alone: the child must
 still find the task's own module first, as it did before.
+
+The task definition (task_meta.yaml / task_eval.yaml) is read here too, with the engine's own
+hardened YAML reader: parsing it cost each child 4-7 ms, most of a result's scoring.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ import ast
 import importlib
 import sys
 from pathlib import Path
+from typing import Any
 
 from .custom import CUSTOM_SCORER_FILE
+from .taskdef import load_task
 
 # Top-level packages of the sandbox's runtime whose import is worth sharing; nothing else is
 # imported on a task's say-so (an arbitrary stdlib module may have import-time effects).
@@ -90,3 +95,12 @@ def preload_task_imports(task_dir: Path) -> list[str]:
             continue
         loaded.append(name)
     return loaded
+
+
+def preloaded_task(task_dir: Path) -> dict[str, Any] | None:
+    """The task definition (`load_task`), read once here for every child; None when it does not load,
+    so each child meets the same problem and reports it as its result's failure, as before."""
+    try:
+        return load_task(task_dir)
+    except Exception:  # noqa: BLE001 (the child reports it: preloading is only an optimisation)
+        return None

@@ -201,6 +201,7 @@ def score_instance(
     params: dict[str, Any] | None,
     prompt_level: str | None,
     judge_book: dict[str, Any] | None = None,
+    task: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score one staged prediction directory; never raises for task or scorer problems.
 
@@ -210,13 +211,15 @@ def score_instance(
     reference/prediction directories), or ``judges_pending``: a judge needs a reply that
     ``judge_book`` (see `judge_calls`) does not hold; ``judge_requests`` lists what to ask, and
     the caller scores again with the replies. While a judge gate waits, the scoring entries are
-    not run, so no judge is asked about an output a gate may still reject.
+    not run, so no judge is asked about an output a gate may still reject. `task` is the task
+    definition `load_task(task_dir)` already read (a batch parses it once for all its results);
+    it may be changed here, so pass a copy you still need.
     """
     task_dir, pred_dir, ref_dir = Path(task_dir), Path(pred_dir), Path(ref_dir)
     params = dict(params or {})
     result = _Result(prompt_level, params)
     try:
-        task = load_task(task_dir)
+        task = task if task is not None else load_task(task_dir)
         result.data["task_id"] = task.get("id")
         plan = _plan(task)
         result.data["max_score"] = sum(plan.weights)

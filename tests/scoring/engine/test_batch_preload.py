@@ -4,13 +4,16 @@ forking its jobs (scoring/engine/preload.py): only what the task's scorer names,
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from scoring.engine.preload import task_runtime_imports
-from tests.scoring.engine.test_cli_batch import result_lines, run_engine
+from tests.scoring.engine.test_cli_batch import PROJECT_ROOT, result_lines, run_engine
 
 # Appended to the task's scorer: reports, from inside the job's child, what was imported before it ran.
 REPORT_PRELOADED = """
@@ -93,3 +96,58 @@ def test_each_job_is_scored_against_its_own_instance_reference_and_parameters(tr
                         json.dumps(other_params), "--pred-dir", str(t["pred"]), "--prompt-level", "b3"], t["pred"])
     single = json.loads(alone.stdout.strip().splitlines()[-1])
     assert lines["other"]["final_score"] == pytest.approx(single["final_score"])
+
+
+# Runs score-batch with the engine's YAML reader logging every file it parses, and in which process.
+COUNTING_ENGINE = """
+import os, sys
+import scoring.engine.taskdef as taskdef
+_read = taskdef.read_yaml_mapping
+def _counting(path):
+    with open(sys.argv[1], "a") as log:
+        log.write(f"{os.getpid()} {path.name}\\n")
+    return _read(path)
+taskdef.read_yaml_mapping = _counting
+from scoring.engine.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_the_batch_reads_the_task_definition_once_for_all_its_jobs(transit_instance: dict, tmp_path: Path) -> None:
+    t = transit_instance
+    jobs = [{"job": level, "pred_dir": str(t["pred"]), "prompt_level": level} for level in ("b1", "b2", "b3", "b4")]
+    (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+    log = tmp_path / "parsed.log"
+    argv = ["score-batch", "--task-dir", str(t["task_dir"]), "--ref-dir", str(t["ref"]), "--params",
+            json.dumps(t["params"]), "--jobs", f"@{tmp_path / 'jobs.json'}"]
+    proc = subprocess.run([sys.executable, "-c", COUNTING_ENGINE, str(log), *argv], capture_output=True, text=True,
+                          env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT_ROOT)}, cwd=t["pred"],
+                          timeout=120, check=False)
+    lines = result_lines(proc.stdout)
+    parsed = log.read_text().split("\n")[:-1]
+    yaml_files = sorted(p.name for p in t["task_dir"].glob("task*.yaml"))
+    assert sorted(entry.split()[1] for entry in parsed) == yaml_files  # each file once, not once per job
+    assert len({entry.split()[0] for entry in parsed}) == 1  # by one process: the batch's, before it forks
+    for level in ("b1", "b2", "b3", "b4"):
+        alone = run_engine(["score", *argv[1:7], "--pred-dir", str(t["pred"]), "--prompt-level", level], t["pred"])
+        assert lines[level]["final_score"] == pytest.approx(json.loads(alone.stdout.strip().splitlines()[-1])
+                                                            ["final_score"]), level
+
+
+def test_a_task_definition_that_does_not_load_fails_each_job_as_it_did_alone(transit_instance: dict,
+                                                                              tmp_path: Path) -> None:
+    t = transit_instance
+    task = tmp_path / "task"
+    shutil.copytree(t["task_dir"], task)
+    for definition in task.glob("task*.yaml"):
+        definition.write_text("evaluation: [unclosed\n", encoding="utf-8")
+    jobs = [{"job": level, "pred_dir": str(t["pred"]), "prompt_level": level} for level in ("b1", "b3")]
+    (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+    common = ["--task-dir", str(task), "--ref-dir", str(t["ref"]), "--params", json.dumps(t["params"])]
+    lines = result_lines(run_engine(["score-batch", *common, "--jobs", f"@{tmp_path / 'jobs.json'}"], t["pred"]).stdout)
+    alone = run_engine(["score", *common, "--pred-dir", str(t["pred"]), "--prompt-level", "b1"], t["pred"])
+    single = json.loads(alone.stdout.strip().splitlines()[-1])
+    assert single["evaluation_status"] == "evaluation_invalid" and "cannot parse YAML" in single["error"]
+    for level in ("b1", "b3"):
+        assert {k: lines[level][k] for k in ("evaluation_status", "failure_kind", "error")} == \
+            {k: single[k] for k in ("evaluation_status", "failure_kind", "error")}
