@@ -12,7 +12,8 @@ at once (the worker's Celery concurrency, 2 on 2 cores):
 Prints wall time, results/min, the ratio to the engine alone (target <= 2.0 for bwrap) and of docker
 to bwrap (target <= 2), the load average around each way, and where a result's time goes: sandbox
 start, interpreter and imports, scoring, and hand-back (forks, result lines, reading them back, and
-whatever the machine's other load took), in milliseconds of one worker lane per result.
+whatever the machine's other load took, less what the batch saves by reading the task definition
+once where the engine alone reads it per result), in milliseconds of one worker lane per result.
 
     .venv/bin/python bench/scoring_throughput.py [--instances 60] [--workers 2] [--backends bwrap,docker]
         [--cache DIR]   (keep the solved instances there and reuse them on the next run)
