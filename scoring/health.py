@@ -42,7 +42,7 @@ from scoring.judging.local import answer_requests
 from scoring.judging.settings import JUDGE_ROUNDS
 from scoring.judging.verdicts import sandbox_reply
 from scoring.models import Instance, InstanceScore, Task, TaskHealthCheck
-from scoring.pipeline import INFRASTRUCTURE_ERRORS, results_score_in_sandbox
+from scoring.pipeline import INFRASTRUCTURE_ERRORS, error_outcome, results_score_in_sandbox
 from scoring.sandbox import SandboxBackend, server_backend
 from scoring.sandbox.limits import generation_limits
 from scoring.sandbox.outputs import UnsafeOutput, collect_outputs
@@ -233,10 +233,6 @@ def _predictions(runs: dict[str, SolutionRun], other: SolutionRun | None, declar
     return predictions
 
 
-def _zero(reason: str) -> dict[str, Any]:
-    return {"outcome": InstanceScore.Outcome.ERROR, "percent": 0.0, "reason": reason}
-
-
 def dataset_check(backend: SandboxBackend, task_dir: Path, instance: Instance, runs: dict[str, SolutionRun],
                   other: SolutionRun | None, scratch: Path) -> tuple[list[dict[str, Any]], list[str], str]:
     """The judged probes of one instance, the notes that explain missing predictions, and the judge."""
@@ -252,12 +248,12 @@ def dataset_check(backend: SandboxBackend, task_dir: Path, instance: Instance, r
     for i, (probe, outputs) in enumerate(_predictions(runs, other, declared, scratch).items()):
         for j, level in enumerate(PROMPT_LEVELS):
             if probe == REFERENCE and outputs is None:  # the reference solution did not run through
-                outcomes[(probe, level)] = _zero(runs[REFERENCE].problem)
+                outcomes[(probe, level)] = error_outcome(runs[REFERENCE].problem)
                 continue
             # A naive solution that wrote nothing (or is missing) is scored as such: missing outputs.
             pred = _stage(data, outputs, workdir / f"pred-{probe}-{level}", names)
             if isinstance(pred, str):
-                outcomes[(probe, level)] = _zero(pred)
+                outcomes[(probe, level)] = error_outcome(pred)
             else:
                 staged[i * 10 + j] = (level, pred)
                 keys[i * 10 + j] = (probe, level)

@@ -67,7 +67,7 @@ class StoredBundleMismatch(Exception):
 INFRASTRUCTURE_ERRORS: tuple[type[Exception], ...] = (
     InfrastructureError, SandboxError, OperationalError, InterfaceError, *STORAGE_ERRORS)
 # Reading an archive from storage: the service failing, or the stream it sent breaking off.
-_READ_ERRORS: tuple[type[Exception], ...] = (*STORAGE_ERRORS, tarfile.TarError, UnsafeArchive)
+READ_ERRORS: tuple[type[Exception], ...] = (*STORAGE_ERRORS, tarfile.TarError, UnsafeArchive)
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class ResultToScore:
     outputs: list[dict[str, Any]]
 
 
-def _extract_outputs(archive: str, results: Sequence[ResultToScore], dest: Path) -> dict[int, Path]:
+def bundle_outputs_extract(archive: str, results: Sequence[ResultToScore], dest: Path) -> dict[int, Path]:
     """Unpack only these results' declared outputs, in one pass over the stored archive:
     {entry id: its outputs dir}. Each must come out once, with the size and sha256 intake recorded:
     tarfile may read a member under another name than the verifier did (StoredBundleMismatch)."""
@@ -102,7 +102,7 @@ def _extract_outputs(archive: str, results: Sequence[ResultToScore], dest: Path)
                     continue
                 _extract_verified(tar, member, rel, found[0] / found[1]["path"], found[1], rel in done)
                 done.add(rel)
-    except _READ_ERRORS as exc:
+    except READ_ERRORS as exc:
         raise InfrastructureError(f"could not read the stored bundle: {exc}") from exc
     missing = sorted(wanted.keys() - done)
     if missing:
@@ -133,13 +133,13 @@ def _extract_verified(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str, t
         raise StoredBundleMismatch(f"{rel}: sha256 in the stored bundle differs from the one verified at upload")
 
 
-def _extract_data(instance: Instance, dest: Path) -> Path:
+def instance_inputs_extract(instance: Instance, dest: Path) -> Path:
     try:
         with default_storage.open(instance.input_archive, "rb") as handle, tarfile.open(
             fileobj=handle, mode="r:gz"
         ) as tar:
             extract_tree(tar, dest, select=lambda name: name.startswith(f"{instance.instance_id}/data/"))
-    except _READ_ERRORS as exc:
+    except READ_ERRORS as exc:
         raise InfrastructureError(f"could not read the instance inputs: {exc}") from exc
     return dest / instance.instance_id / "data"
 
@@ -155,7 +155,9 @@ def _engine_batch_argv(backend: SandboxBackend, task_dir: Path, ref: Path, param
                             params=json.dumps(params, sort_keys=True), jobs=f"@{jobs_file}")
 
 
-def _zero(reason: str) -> dict[str, Any]:
+def error_outcome(reason: str) -> dict[str, Any]:
+    """The InstanceScore fields of a result that could not be scored, with the reason (never a silent 0:
+    its outcome is ERROR and says why)."""
     return {"outcome": InstanceScore.Outcome.ERROR, "final_score": 0.0, "max_score": 100.0, "percent": 0.0,
             "hard_gates_passed": False, "reason": reason, "result": {}}
 
@@ -164,7 +166,7 @@ def _interpret(stdout: str) -> dict[str, Any]:
     try:
         return _outcome(read_result_line(stdout))
     except ValueError as exc:
-        return _zero(str(exc))
+        return error_outcome(str(exc))
 
 
 def _outcome(result: dict[str, Any]) -> dict[str, Any]:
@@ -174,7 +176,8 @@ def _outcome(result: dict[str, Any]) -> dict[str, Any]:
         return {"pending_judges": requests_expanded(result["judge_requests"])}
     if result.get("evaluation_status") != "completed" or result.get("final_score") is None:
         kind = result.get("failure_kind") or "evaluation_invalid"
-        return {**_zero(f"scoring could not complete ({kind}): {result.get('error') or ''}".strip()), "result": result}
+        reason = f"scoring could not complete ({kind}): {result.get('error') or ''}".strip()
+        return {**error_outcome(reason), "result": result}
     final, maximum = float(result["final_score"]), float(result.get("max_score") or 0)
     messages = [str(r.get("message")) for r in result.get("gate_results", []) + result.get("score_results", [])
                 if r.get("message") and not r.get("passed", True)]
@@ -194,10 +197,10 @@ def _outcome(result: dict[str, Any]) -> dict[str, Any]:
 def _stopped_or_crashed(result: SandboxResult) -> dict[str, Any] | None:
     """The zero outcome of a sandbox run that did not finish normally, else None."""
     if result.timed_out or result.limit:
-        return _zero(f"the scorer was stopped: {result.reason or 'time limit'}")
+        return error_outcome(f"the scorer was stopped: {result.reason or 'time limit'}")
     if result.returncode != 0:
         tail = " ".join(result.stderr_text.strip().splitlines()[-2:])[:500]
-        return _zero(f"the scorer crashed (exit {result.returncode}): {tail}")
+        return error_outcome(f"the scorer crashed (exit {result.returncode}): {tail}")
     return None
 
 
@@ -277,7 +280,7 @@ def staged_score_in_sandbox(
             if isinstance(line, dict) and not _same_params(line, staged[entry_id].params):
                 continue  # an engine that ignored the job's own instance (an older image): scored alone below
             if isinstance(line, ValueError):
-                outcomes[entry_id] = _zero(str(line))
+                outcomes[entry_id] = error_outcome(str(line))
             elif line is not None:
                 outcomes[entry_id] = _outcome(line)
         if len(outcomes) < len(staged):
@@ -336,7 +339,7 @@ def task_results_score(
         staged = _stage_task_results(rows, pending, archive, tmp_path, workdir, outcomes)
         if staged:
             task_dir = _task_dir(rows[next(iter(pending))])
-            outcomes.update(_score_with_judges(run, backend, task_dir, workdir, staged, tmp_path))
+            outcomes.update(results_score_with_judges(run, backend, task_dir, workdir, staged, tmp_path))
     waiting = [entry_id for entry_id, outcome in outcomes.items() if "pending_judges" in outcome]
     if waiting:
         logger.info("scoring run %s: %d result(s) of %s wait for their judges", run.id, len(waiting),
@@ -350,7 +353,7 @@ def task_results_score(
 def _task_dir(instance: Instance) -> Path:
     try:
         return task_source_dir(instance.task)
-    except _READ_ERRORS as exc:
+    except READ_ERRORS as exc:
         raise InfrastructureError(f"could not read the task's files: {exc}") from exc
 
 
@@ -358,28 +361,28 @@ def _stage_task_results(rows: dict[str, Instance], pending: dict[str, list[Resul
                         tmp_path: Path, workdir: Path, outcomes: dict[int, dict[str, Any]]) -> dict[int, StagedResult]:
     """Every pending result staged in `workdir` with its instance's inputs and reference (unpacked under
     `tmp_path`); a result whose outputs cannot be staged gets its zero in `outcomes` instead."""
-    outputs = _extract_outputs(archive, [result for results in pending.values() for result in results],
+    outputs = bundle_outputs_extract(archive, [result for results in pending.values() for result in results],
                                tmp_path / "bundle")
     staged: dict[int, StagedResult] = {}
     for instance_id, results in pending.items():
         instance = rows[instance_id]
-        data = _extract_data(instance, tmp_path / "inputs")
+        data = instance_inputs_extract(instance, tmp_path / "inputs")
         try:
             reference = reference_extract(instance, tmp_path / "private")
-        except _READ_ERRORS as exc:
+        except READ_ERRORS as exc:
             raise InfrastructureError(f"could not read the reference: {exc}") from exc
         for result in results:
             try:
                 pred = stage_prediction_dir(data, outputs[result.entry_id], workdir / f"pred-{result.entry_id}",
                                             [o["path"] for o in result.outputs])
             except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
-                outcomes[result.entry_id] = _zero(f"outputs could not be staged: {exc}")
+                outcomes[result.entry_id] = error_outcome(f"outputs could not be staged: {exc}")
                 continue
             staged[result.entry_id] = StagedResult(result.prompt_level, pred, reference, instance.params)
     return staged
 
 
-def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path, workdir: Path,
+def results_score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path, workdir: Path,
                        staged: dict[int, StagedResult], scratch: Path) -> dict[int, dict[str, Any]]:
     """Score in the sandbox; while results come back waiting for judges, record their requests, ask the
     models here (outside the sandbox) and score those results again with the replies. A result whose
@@ -396,15 +399,16 @@ def _score_with_judges(run: ScoringRun, backend: SandboxBackend, task_dir: Path,
             judge_requests_record(run=run, entry_id=key, requests=outcomes[key]["pending_judges"])
         if round_number == JUDGE_ROUNDS:
             for key in todo:
-                outcomes[key] = _zero(f"the judges of this result still asked for more after {JUDGE_ROUNDS} rounds")
+                outcomes[key] = error_outcome(
+                    f"the judges of this result still asked for more after {JUDGE_ROUNDS} rounds")
             break
         judge_calls_answer(run=run, staged={key: (one.pred_dir, one.reference) for key, one in todo.items()},
                            scratch=scratch)
         for key in todo:
             failed = judge_failure(scoring_run_id=run.id, entry_id=key)
             if failed is not None:
-                outcomes[key] = _zero(f"evaluator unavailable: the {failed.scorer} judge ({failed.model}) gave no "
-                                      f"reply after {failed.attempts} round(s): {failed.last_error}")
+                outcomes[key] = error_outcome(f"evaluator unavailable: the {failed.scorer} judge ({failed.model}) "
+                                              f"gave no reply after {failed.attempts} round(s): {failed.last_error}")
         # Results whose every call has its reply are scored again now; the others wait for the sweep.
         todo = {key: value for key, value in todo.items()
                 if "pending_judges" in outcomes[key] and judge_all_answered(scoring_run_id=run.id, entry_id=key)}

@@ -23,16 +23,16 @@ from scoring import metrics
 from scoring.engine import ENGINE_VERSION, stage_prediction_dir
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.pipeline import (
-    _READ_ERRORS,
+    READ_ERRORS,
     InfrastructureError,
     ResultToScore,
     StagedResult,
     StoredBundleMismatch,
-    _extract_data,
-    _extract_outputs,
-    _score_with_judges,
-    _zero,
+    bundle_outputs_extract,
+    error_outcome,
+    instance_inputs_extract,
     results_score_in_sandbox,
+    results_score_with_judges,
 )
 from scoring.sandbox import SandboxBackend, server_backend
 from scoring.sandbox.process import scratch_tree
@@ -64,11 +64,11 @@ def instance_results_score_many(*, instance_id: str, runs: Sequence[RunToScore],
     with scratch_tree("regrade-", scratch_root()) as tmp:
         workdir = tmp / "work"
         workdir.mkdir()
-        data = _extract_data(instance, tmp / "inputs")
+        data = instance_inputs_extract(instance, tmp / "inputs")
         try:
             reference = reference_extract(instance, tmp / "private")
             task_dir = task_source_dir(instance.task)
-        except _READ_ERRORS as exc:
+        except READ_ERRORS as exc:
             raise InfrastructureError(f"could not read the task or its reference: {exc}") from exc
         owner: dict[int, int] = {}  # entry id -> scoring run id
         staged: dict[int, tuple[str, Path]] = {}
@@ -78,7 +78,7 @@ def instance_results_score_many(*, instance_id: str, runs: Sequence[RunToScore],
             if run.scoring_run_id not in open_runs or not pending:
                 continue
             try:
-                outputs = _extract_outputs(run.archive, pending, tmp / "bundles" / str(run.scoring_run_id))
+                outputs = bundle_outputs_extract(run.archive, pending, tmp / "bundles" / str(run.scoring_run_id))
             except StoredBundleMismatch as exc:
                 mismatched[run.scoring_run_id] = str(exc)
                 continue
@@ -89,13 +89,13 @@ def instance_results_score_many(*, instance_id: str, runs: Sequence[RunToScore],
                         data, outputs[result.entry_id], workdir / f"pred-{result.entry_id}",
                         [o["path"] for o in result.outputs]))
                 except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
-                    outcomes[result.entry_id] = _zero(f"outputs could not be staged: {exc}")
+                    outcomes[result.entry_id] = error_outcome(f"outputs could not be staged: {exc}")
         if staged:
             outcomes.update(results_score_in_sandbox(backend, task_dir, reference, instance.params, workdir, staged))
         judged = {key for key, outcome in outcomes.items() if "pending_judges" in outcome}
         for run_id in {owner[key] for key in judged}:
             mine = {key: staged[key] for key in judged if owner[key] == run_id}
-            outcomes.update(_score_with_judges(open_runs[run_id], backend, task_dir, workdir, {
+            outcomes.update(results_score_with_judges(open_runs[run_id], backend, task_dir, workdir, {
                 key: StagedResult(level, pred, reference, instance.params) for key, (level, pred) in mine.items()},
                 tmp))
     duration = round((time.monotonic() - started) / max(1, len(outcomes)), 3)

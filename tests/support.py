@@ -158,12 +158,21 @@ def embedded_env(var_dir: Path, **extra: str) -> dict[str, str]:
 RUN_PORTAL = REPO / "scripts" / "run-portal.sh"
 
 
+def signals_as_in_a_terminal() -> None:
+    """Ctrl-C's signals at their defaults, as a terminal's shell starts `make run` (a Popen preexec_fn). A
+    suite started in the background of a script inherits SIGINT and SIGQUIT ignored, and a signal that
+    was ignored when bash started can never be trapped by it: run-portal.sh would not hear Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def start_run_portal(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
     """`make run`'s servers (scripts/run-portal.sh) in a session of their own, the script's process group
     first in it as `make run`'s is in a terminal; the servers make groups of their own in that session."""
     with open(log, "w") as out:
         return subprocess.Popen([str(RUN_PORTAL)], cwd=REPO, env={**env, "PORT": str(port)}, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=signals_as_in_a_terminal)
 
 
 def session_pids(sid: int) -> list[int]:

@@ -31,7 +31,7 @@ OUTCOMES = {
 VALID_OUTCOMES = frozenset({"scored", "agent_error", "agent_timeout", "missing_outputs"})
 INVALID_OUTCOMES = frozenset(OUTCOMES) - VALID_OUTCOMES
 
-# The pipeline's words for a zero it made itself (scoring/pipeline.py `_zero` callers), by what they mean.
+# The pipeline's words for a zero it made itself (scoring/pipeline.py `error_outcome` callers), by what they mean.
 _AGENT_SIDE_REASONS = ("outputs could not be staged",)
 _JUDGE_REASONS = ("evaluator unavailable", "the judges of this result")
 _JUDGE_FAILURE_KINDS = frozenset({"evaluator_unavailable"})

@@ -55,6 +55,12 @@ CONTAINER_USER = f"{CONTAINER_UID}:{CONTAINER_UID}"
 # /proc (an engine-provided init is dumpable and holds the result channel as its stdout).
 CONTAINER_INIT = ["python", "-I", "/opt/asibench/scoring/sandbox/container_init.py"]
 _NANO = 1_000_000_000
+# One client per process and engine: docker.from_env() asks the engine for its API version, which podman
+# answers in about 0.2 s (it runs its runtimes to report theirs), and a worker took a new backend, so a
+# new client, for every task it scored. Keyed by pid too: a forked worker never shares its parent's
+# connections.
+_ENGINE_ENV = (ENGINE_ENV_VAR, "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH")
+_CLIENTS: dict[tuple[int | str | None, ...], Any] = {}
 NOFILE_LIMIT = 4096
 NPROC_LIMIT = 16384
 
@@ -226,15 +232,19 @@ class DockerBackend(SandboxBackend):
 
     def _connect(self) -> Any:
         if self._client is None:
+            key = (os.getpid(), *(os.environ.get(name) for name in _ENGINE_ENV))
             try:
-                import docker
+                client = _CLIENTS.get(key)
+                if client is None:
+                    import docker
 
-                self._client = docker.from_env()
-                self._client.ping()
+                    client = docker.from_env()
+                client.ping()
             except Exception as exc:
-                self._client = None
+                _CLIENTS.pop(key, None)
                 where = os.environ.get(ENGINE_ENV_VAR) or "the default socket"
                 raise BackendUnavailable(f"Docker daemon unreachable at {where} (set {ENGINE_ENV_VAR}): {exc}") from exc
+            self._client = _CLIENTS[key] = client
         return self._client
 
 

@@ -29,6 +29,7 @@ from tests.support import (
     VENV_BIN,
     as_unprivileged,
     free_port,
+    signals_as_in_a_terminal,
     unprivileged_dir,
     wait_for,
     wait_http,
@@ -127,7 +128,8 @@ def test_an_ordinary_user_runs_make_run_and_gets_a_run_scored():
         # `make run`'s last step: the web server and the worker, in the foreground of one script.
         with log_path.open("w") as log:
             portal = subprocess.Popen(as_unprivileged(["scripts/run-portal.sh"]), cwd=REPO, env=env, stdout=log,
-                                      stderr=subprocess.STDOUT, start_new_session=True)
+                                      stderr=subprocess.STDOUT, start_new_session=True,
+                                      preexec_fn=signals_as_in_a_terminal)
         wait_http(url + "/healthz", timeout=60)
         wait_for(lambda: f"sandbox {BWRAP_UNPRIVILEGED}: enforces" in log_path.read_text(), 60,
                  "the worker to say which sandbox mode it runs")
