@@ -14,12 +14,15 @@ Every step is safe to repeat: InstanceScore is unique per (scoring run, result),
 counted exactly once however many workers see it.
 """
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
+import os
 import tarfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,7 +50,7 @@ from scoring.judging.verdicts import details_completed
 from scoring.models import Instance, InstanceScore, ScoringRun
 from scoring.sandbox import SandboxBackend, SandboxError, SandboxResult, server_backend
 from scoring.sandbox.limits import batch_scoring_limits, scoring_limits
-from scoring.sandbox.process import disk_usage, scratch_tree
+from scoring.sandbox.process import disk_usage, scratch_tree, tree_remove
 from scoring.storage_errors import STORAGE_ERRORS
 from scoring.task_storage import reference_extract, scratch_root, task_source_dir
 
@@ -131,6 +134,60 @@ def _extract_verified(tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str, t
             out.write(chunk)
     if digest.hexdigest() != verified["sha256"].lower():
         raise StoredBundleMismatch(f"{rel}: sha256 in the stored bundle differs from the one verified at upload")
+
+
+# A run's declared outputs are unpacked from its stored bundle once per worker host, into the scratch
+# root, not once per task group: a 60-task run read its whole bundle (trajectories and logs included,
+# up to BUNDLE_MAX_UNCOMPRESSED_BYTES) 60 times for a few outputs each. The copy is the host's, never
+# a sandbox's (staging copies from it); the leftover sweep removes what a crashed host left.
+_RUN_OUTPUTS_PREFIX = "run-outputs-"
+_RUN_OUTPUTS_COMPLETE = "complete.json"
+
+
+def _run_outputs_dir(scoring_run_id: int, archive: str) -> Path:
+    digest = hashlib.sha256(archive.encode()).hexdigest()[:16]
+    return scratch_root() / f"{_RUN_OUTPUTS_PREFIX}{scoring_run_id}-{digest}"
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """This host's exclusive hold on `directory` (flock on the directory itself: dropped with the process)."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def run_outputs_unpacked(*, scoring_run_id: int, archive: str, results: Sequence[ResultToScore],
+                         every: Sequence[ResultToScore] = ()) -> Iterator[dict[int, Path]]:
+    """{entry id: its outputs dir} for `results`, from this host's copy of the run's outputs, held for the
+    duration (copy what you need out of them). The first caller on a host unpacks the outputs of `every`
+    (the run's results) and `results` in one pass over the stored bundle, checked as `bundle_outputs_extract`
+    checks them; the others wait for it, then only read. A pass that fails leaves nothing for the next."""
+    cache = _run_outputs_dir(scoring_run_id, archive)
+    cache.mkdir(exist_ok=True)
+    with _locked(cache):
+        complete, unpacked = cache / _RUN_OUTPUTS_COMPLETE, cache / "outputs"
+        held = set(json.loads(complete.read_text())) if complete.exists() else set()
+        if not {result.entry_id for result in results} <= held:
+            complete.unlink(missing_ok=True)
+            if unpacked.exists():
+                tree_remove(unpacked)
+            chosen = list({result.entry_id: result for result in [*every, *results]}.values())
+            bundle_outputs_extract(archive, chosen, unpacked)
+            complete.write_text(json.dumps(sorted(result.entry_id for result in chosen)))
+        os.utime(complete)  # in use: the sweep judges a tree by its newest change
+        yield {result.entry_id: unpacked / str(result.entry_id) / "outputs" for result in results}
+
+
+def run_outputs_drop(scoring_run_id: int) -> None:
+    """Remove this host's copy of the run's outputs (the run is over), waiting for a reader to finish."""
+    for cache in scratch_root().glob(f"{_RUN_OUTPUTS_PREFIX}{scoring_run_id}-*"):
+        with contextlib.suppress(FileNotFoundError), _locked(cache):
+            tree_remove(cache)
 
 
 def instance_inputs_extract(instance: Instance, dest: Path) -> Path:
@@ -308,15 +365,17 @@ def instance_results_score(
 
 def task_results_score(
     *, scoring_run_id: int, archive: str, instances: Mapping[str, Sequence[ResultToScore]],
-    backend: SandboxBackend | None = None,
+    backend: SandboxBackend | None = None, run_results: Sequence[ResultToScore] = (),
 ) -> list[InstanceScore]:
     """Score the given results of some instances of one task {instance id: its results} (outputs in
-    the stored bundle `archive`, read once for them all) into the scoring run, in one sandbox, each
-    stored once; results the run already scored are skipped. Returns their scores; [] when the run is
-    no longer open or nothing is left. Results whose judges have not answered yet are not stored:
-    their calls wait, and the sweep scores them again."""
+    the stored bundle `archive`) into the scoring run, in one sandbox, each stored once; results the
+    run already scored are skipped. Returns their scores; [] when the run is no longer open or nothing
+    is left. Results whose judges have not answered yet are not stored: their calls wait, and the
+    sweep scores them again. `run_results` (every result of the run) lets the first task group on a
+    host unpack the outputs of all the others in the same pass over the bundle."""
     run = ScoringRun.objects.get(id=scoring_run_id)
     if run.status != ScoringRun.Status.RUNNING:
+        run_outputs_drop(run.id)
         return []
     scored = set(InstanceScore.objects.filter(scoring_run=run).values_list("entry_id", flat=True))
     pending = {instance_id: [result for result in results if result.entry_id not in scored]
@@ -336,7 +395,7 @@ def task_results_score(
         workdir = tmp_path / "work"
         workdir.mkdir()
         outcomes: dict[int, dict[str, Any]] = {}
-        staged = _stage_task_results(rows, pending, archive, tmp_path, workdir, outcomes)
+        staged = _stage_task_results(run, rows, pending, archive, run_results, tmp_path, workdir, outcomes)
         if staged:
             task_dir = _task_dir(rows[next(iter(pending))])
             outcomes.update(results_score_with_judges(run, backend, task_dir, workdir, staged, tmp_path))
@@ -357,28 +416,33 @@ def _task_dir(instance: Instance) -> Path:
         raise InfrastructureError(f"could not read the task's files: {exc}") from exc
 
 
-def _stage_task_results(rows: dict[str, Instance], pending: dict[str, list[ResultToScore]], archive: str,
-                        tmp_path: Path, workdir: Path, outcomes: dict[int, dict[str, Any]]) -> dict[int, StagedResult]:
+def _stage_task_results(run: ScoringRun, rows: dict[str, Instance], pending: dict[str, list[ResultToScore]],
+                        archive: str, run_results: Sequence[ResultToScore], tmp_path: Path, workdir: Path,
+                        outcomes: dict[int, dict[str, Any]]) -> dict[int, StagedResult]:
     """Every pending result staged in `workdir` with its instance's inputs and reference (unpacked under
-    `tmp_path`); a result whose outputs cannot be staged gets its zero in `outcomes` instead."""
-    outputs = bundle_outputs_extract(archive, [result for results in pending.values() for result in results],
-                               tmp_path / "bundle")
-    staged: dict[int, StagedResult] = {}
-    for instance_id, results in pending.items():
-        instance = rows[instance_id]
-        data = instance_inputs_extract(instance, tmp_path / "inputs")
+    `tmp_path`) and its outputs (from the host's copy of the run's, `run_outputs_unpacked`); a result whose
+    outputs cannot be staged gets its zero in `outcomes` instead."""
+    inputs: dict[str, tuple[Path, Path]] = {}
+    for instance_id in pending:
+        data = instance_inputs_extract(rows[instance_id], tmp_path / "inputs")
         try:
-            reference = reference_extract(instance, tmp_path / "private")
+            inputs[instance_id] = data, reference_extract(rows[instance_id], tmp_path / "private")
         except READ_ERRORS as exc:
             raise InfrastructureError(f"could not read the reference: {exc}") from exc
-        for result in results:
-            try:
-                pred = stage_prediction_dir(data, outputs[result.entry_id], workdir / f"pred-{result.entry_id}",
-                                            [o["path"] for o in result.outputs])
-            except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
-                outcomes[result.entry_id] = error_outcome(f"outputs could not be staged: {exc}")
-                continue
-            staged[result.entry_id] = StagedResult(result.prompt_level, pred, reference, instance.params)
+    staged: dict[int, StagedResult] = {}
+    wanted = [result for results in pending.values() for result in results]
+    with run_outputs_unpacked(scoring_run_id=run.id, archive=archive, results=wanted, every=run_results) as outputs:
+        for instance_id, results in pending.items():
+            data, reference = inputs[instance_id]
+            for result in results:
+                try:
+                    pred = stage_prediction_dir(data, outputs[result.entry_id], workdir / f"pred-{result.entry_id}",
+                                                [o["path"] for o in result.outputs])
+                except Exception as exc:  # the agent's outputs cannot be staged: that is the agent's zero
+                    outcomes[result.entry_id] = error_outcome(f"outputs could not be staged: {exc}")
+                    continue
+                staged[result.entry_id] = StagedResult(result.prompt_level, pred, reference,
+                                                       rows[instance_id].params)
     return staged
 
 

@@ -22,7 +22,7 @@ from portal.submissions.outcomes import VALID_OUTCOMES, coverage, result_outcome
 from portal.submissions.selectors import official_task_ids
 from scoring.aggregation import ScoredResult, aggregate
 from scoring.models import InstanceScore, ScoringRun
-from scoring.pipeline import ResultToScore, StoredBundleMismatch, task_results_score
+from scoring.pipeline import ResultToScore, StoredBundleMismatch, run_outputs_drop, task_results_score
 from scoring.sandbox import SandboxBackend
 from scoring.selectors import scoring_run_latest
 
@@ -92,13 +92,16 @@ def run_instances_score(
     what intake verified fails the run instead."""
     run = ScoringRun.objects.select_related("submission").get(id=scoring_run_id)
     instance_ids = list(dict.fromkeys([instance_id, *more_instance_ids]))
-    entries = SubmissionEntry.objects.filter(submission_id=run.submission_id, instance_id__in=instance_ids)
+    entries = SubmissionEntry.objects.filter(submission_id=run.submission_id)
     results: dict[str, list[ResultToScore]] = {iid: [] for iid in instance_ids}
+    every = []
     for entry_id, iid, level, outputs in entries.values_list("id", "instance_id", "prompt_level", "outputs"):
-        results[iid].append(ResultToScore(entry_id=entry_id, prompt_level=level, outputs=outputs))
+        every.append(ResultToScore(entry_id=entry_id, prompt_level=level, outputs=outputs))
+        if iid in results:
+            results[iid].append(every[-1])
     try:
         return task_results_score(scoring_run_id=run.id, archive=run.submission.archive, instances=results,
-                                  backend=backend)
+                                  backend=backend, run_results=every)
     except StoredBundleMismatch as exc:
         logger.error("scoring run %s: stored bundle %s does not match its intake record: %s",
                      run.id, run.submission.archive, exc)
@@ -141,6 +144,7 @@ def scoring_run_finalize(*, scoring_run_id: int) -> bool:
             status_reason="",
         )
         transaction.on_commit(lambda: scoring_run_completed_hooks(run.id))
+    run_outputs_drop(run.id)  # this host's copy; another host's goes with a late message or the leftover sweep
     return True
 
 
@@ -177,3 +181,4 @@ def scoring_run_fail(*, scoring_run_id: int, reason: str) -> None:
         Submission.objects.filter(id=run.submission_id, status=Submission.Status.SCORING).update(
             status=Submission.Status.FAILED, status_reason=reason
         )
+    run_outputs_drop(run.id)
