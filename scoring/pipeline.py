@@ -177,7 +177,11 @@ def run_outputs_unpacked(*, scoring_run_id: int, archive: str, results: Sequence
             if unpacked.exists():
                 tree_remove(unpacked)
             chosen = list({result.entry_id: result for result in [*every, *results]}.values())
-            bundle_outputs_extract(archive, chosen, unpacked)
+            try:
+                bundle_outputs_extract(archive, chosen, unpacked)
+            except BaseException:
+                tree_remove(unpacked)  # nothing half-unpacked is kept for the next caller
+                raise
             complete.write_text(json.dumps(sorted(result.entry_id for result in chosen)))
         os.utime(complete)  # in use: the sweep judges a tree by its newest change
         yield {result.entry_id: unpacked / str(result.entry_id) / "outputs" for result in results}
