@@ -196,17 +196,17 @@ class DockerBackend(SandboxBackend):
                 if timed_out:
                     container.kill(signal="SIGKILL")
                     output.ended(timeout=30)
-                state = _final_state(container, deadline)
-                if output.error is not None or state.get("stream_cut"):
+                ended = _final_state(container, deadline)
+                if output.error is not None or ended.stream_cut:
                     # The engine dropped the stream before the end: what it kept is the whole output.
                     out = _capped_logs(container, limits.max_output_bytes, stdout=True)
                     err = _capped_logs(container, limits.max_output_bytes, stdout=False)
             finally:
                 scratch.stop()
-            timed_out = timed_out or state.get("timed_out", False)
-            returncode = int(state.get("ExitCode", -1))
+            timed_out = timed_out or ended.timed_out
+            returncode = ended.exit_code
             duration = time.monotonic() - started
-            oom = bool(state.get("OOMKilled"))
+            oom = ended.oom_killed
         finally:
             try:
                 container.remove(force=True)
@@ -322,16 +322,28 @@ class _OutputReader:
         return not self._thread.is_alive()
 
 
-def _final_state(container: Any, deadline: float) -> dict[str, Any]:
-    """The container's State once its stream has ended: at once when it has exited; when the engine
-    dropped the stream early, after waiting out the wall clock (`timed_out` set if it ran past it)."""
+@dataclasses.dataclass(frozen=True)
+class _Ended:
+    """How a container ended, once its output stream has: the engine's exit code and OOM flag, whether it
+    was killed past its wall clock, and whether the stream was cut before the end (read the logs then)."""
+
+    exit_code: int
+    oom_killed: bool
+    timed_out: bool = False
+    stream_cut: bool = False
+
+
+def _final_state(container: Any, deadline: float) -> _Ended:
+    """How the container ended, once its stream has: at once when it has exited; when the engine
+    dropped the stream early, after waiting out the wall clock (killed if it ran past it)."""
     import requests
 
     try:
         container.reload()
-        state = dict(container.attrs.get("State", {}))
+        state = container.attrs.get("State", {})
         if state.get("Status") not in ("running", "created", "configured", "initialized", "paused"):
-            return state
+            return _Ended(int(state.get("ExitCode", -1)), bool(state.get("OOMKilled")))
+        timed_out = False
         try:
             status = container.wait(timeout=max(1.0, deadline - time.monotonic()))
         except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
@@ -341,10 +353,10 @@ def _final_state(container: Any, deadline: float) -> dict[str, Any]:
                 raise SandboxError(f"lost the container engine while waiting: {exc}") from exc
             container.kill(signal="SIGKILL")
             status = container.wait(timeout=30)
-            state["timed_out"] = True
+            timed_out = True
         container.reload()
-        return {**container.attrs.get("State", {}), "ExitCode": status.get("StatusCode", -1),
-                "timed_out": state.get("timed_out", False), "stream_cut": True}
+        return _Ended(int(status.get("StatusCode", -1)), bool(container.attrs.get("State", {}).get("OOMKilled")),
+                      timed_out=timed_out, stream_cut=True)
     except SandboxError:
         raise
     except Exception as exc:
